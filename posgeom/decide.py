@@ -133,7 +133,8 @@ def _decide_table(claim: str, model: str, settings: Settings, force: bool) -> Cl
     else:
         decision = rules.s2_first_positions_apart(list(T.stand_apart), name)
         numbers = {"stand_apart": [int(i) for i in T.stand_apart],
-                   "isolation_0": float(anatomy.table_arrays["isolation"][0]), "isolation_threshold": T.isolation_threshold}
+                   "isolation_0": float(anatomy.arrays_of("table").isolation[0]),
+                   "isolation_threshold": T.isolation_threshold}
         ours = s2_ours(anatomy)
     numbers["table_shape"] = [T.n, T.d]
     return ClaimDecision(claim, name, rules.scale_label(settings.scale, name), numbers, ours, decision,

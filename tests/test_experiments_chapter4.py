@@ -3,7 +3,7 @@ scikit-learn; the order-task data, the extrapolation helpers and the experiments
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, fields, replace
 import math
 
 import numpy as np
@@ -24,6 +24,8 @@ from posgeom.experiments import undertrained_tails as tails
 from posgeom.experiments.settings import ModelShape
 from posgeom.experiments import learned_tables as lt
 from posgeom.models.pretrained import position_table
+from posgeom.registry import Registry
+from posgeom.registry.typed import build, to_stored
 from posgeom.models import tasks
 from posgeom.models.tasks import tiny_encoder_config
 
@@ -48,6 +50,42 @@ def test_analyse_table_on_references():
     assert v_walk["pc_r2"][0] > 0.9  # random-walk PCs look like low-frequency sinusoids
     assert v_sin["stand_apart"] == [] and a_sin["cos"].shape == (64, 64)
     assert a_sin["pcs"].shape == (64, 3) and a_sin["concentration"].shape == (16,)
+
+
+def test_an_anatomy_record_is_stored_under_the_arrays_names_and_reads_each_table_typed(tmp_path):
+    from posgeom.models.pretrained_tables import table_anatomy
+
+    P = np.random.default_rng(0).normal(size=(32, 6))
+    values, arrays = table_anatomy(P, n_components=3)
+    record = build(lt.TableAnatomyRecord, values, arrays, model="planted")
+    stored_values, stored_arrays = to_stored(record)
+    assert stored_values == {**values, "model": "planted"} and sorted(stored_arrays) == sorted(arrays)
+    # every array the anatomy stores is a field of TableArrays
+    assert {name.split("/")[1] for name in arrays} == {f.name for f in fields(lt.TableArrays)}
+    back = Registry(tmp_path).run("anatomy", lambda: record, params={}, scale="quick", seed=0, device="cpu").record
+    table, walk = back.arrays_of("table"), back.arrays_of("random_walk")
+    np.testing.assert_array_equal(table.P, P)
+    np.testing.assert_array_equal(walk.dominant_freq, arrays["random_walk/dominant_freq"])
+    assert table.cos.shape == (32, 32) and walk.cos is None and walk.P is None  # the model's table only
+    assert back.table == record.table and back.random_walk == record.random_walk
+
+
+def test_an_init_run_stores_its_table_geometry_as_the_mapping_it_replaces(tmp_path):
+    from posgeom.geometry import table_geometry
+    from posgeom.models.table_studies import InitRun
+
+    rng = np.random.default_rng(0)
+    P0, D = rng.normal(size=(8, 4)), np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0)))
+    run = InitRun(init="normal_0.02", dropout=0.0, seed=0, steps_to_threshold=None, final_loss=0.5, eval_loss=0.6,
+                  eval_accuracy=0.7, initial=table_geometry(P0, D), final=table_geometry(2 * P0, D),
+                  relative_change=1.0)
+    tables = np.stack([[P0]])
+    record = lt.InitStudyRecord((run,), (("normal_0.02", 0.0),), (0,), 0.3, 20, 10, 2, np.zeros((1, 1, 10)), tables,
+                                tables, D)
+    values, _ = to_stored(record)
+    assert values["runs"][0]["final"] == asdict(run.final)  # as the plain dict of a TableGeometry was stored
+    result = Registry(tmp_path).run("init", lambda: record, params={}, scale="quick", seed=0, device="cpu")
+    assert lt.init_runs(result) == [run] and lt.init_runs(result)[0].final.row_norm == pytest.approx(2 * run.initial.row_norm)
 
 
 # ---------------------------------------------------------------------------------------------

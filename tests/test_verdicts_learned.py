@@ -56,7 +56,8 @@ def _anatomy(tables: dict):
     """An anatomy as banded_columns reads it: each table's arrays (its dominant frequencies and concentrations)."""
     from posgeom.geometry.tables import spectral_summary
 
-    return SimpleNamespace(**{f"{key}_arrays": spectral_summary(P) for key, P in tables.items()})
+    arrays = {key: SimpleNamespace(**spectral_summary(P)) for key, P in tables.items()}
+    return SimpleNamespace(arrays_of=arrays.get)
 
 
 def _walk(n, d, rng):
@@ -74,7 +75,7 @@ def test_s3_no_longer_counts_white_noise_as_bands():
     n, d = 128, 64
     anatomy = _anatomy({"table": _noise(n, d, rng), "random_walk": _walk(n, d, rng), "random_normal": _noise(n, d, rng)})
     # white noise has plenty of columns with a short dominant period: the old rule's evidence for bands
-    assert band_counts(anatomy.table_arrays["dominant_freq"], n)["short (< 8)"] > 20
+    assert band_counts(anatomy.arrays_of("table").dominant_freq, n)["short (< 8)"] > 20
     banded = banded_columns(anatomy)
     assert v.s3_frequency_bands(banded.count, banded.n_columns).verdict != R
 

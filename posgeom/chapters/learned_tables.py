@@ -75,11 +75,11 @@ class BandedColumns:
 def banded_columns(anatomy: TableAnatomyRecord, key: str = "table") -> BandedColumns:
     """The :class:`BandedColumns` of the anatomy's table ``key``: dominant period below every random-walk column's,
     spectral concentration above every white-noise column's."""
-    T, walk, noise = (getattr(anatomy, f"{k}_arrays") for k in (key, "random_walk", "random_normal"))
-    shortest = float(np.min(1.0 / np.asarray(walk["dominant_freq"])))
-    highest = float(np.max(noise["concentration"]))
-    period = 1.0 / np.asarray(T["dominant_freq"])  # one per column
-    banded = (period < shortest) & (np.asarray(T["concentration"]) > highest)
+    T, walk, noise = (anatomy.arrays_of(k) for k in (key, "random_walk", "random_normal"))
+    shortest = float(np.min(1.0 / walk.dominant_freq))
+    highest = float(np.max(noise.concentration))
+    period = 1.0 / T.dominant_freq  # one per column
+    banded = (period < shortest) & (T.concentration > highest)
     return BandedColumns(count=int(banded.sum()), n_columns=period.size, walk_shortest=shortest, noise_highest=highest,
                          periods=tuple(sorted({round(float(x), 1) for x in period[banded]})))
 
@@ -105,7 +105,7 @@ def s2_ours(anatomy: TableAnatomyRecord) -> str:
     """S2's value as the "Paper vs this book" row words it: the rows standing apart and the isolation of row 0."""
     T = anatomy.table
     return (f"rows standing apart (ι > {T.isolation_threshold:g}): {listed(T.stand_apart)}; "
-            f"ι_0 = {anatomy.table_arrays['isolation'][0]:.1f}")
+            f"ι_0 = {anatomy.arrays_of('table').isolation[0]:.1f}")
 
 
 # ------------------------------------------------------------------ the initialisation and dropout studies
@@ -116,8 +116,8 @@ def init_frame(result: Result) -> pd.DataFrame:
     runs = pd.DataFrame([{
         **{k: getattr(r, k) for k in ("init", "dropout", "seed", "steps_to_threshold", "final_loss", "eval_loss",
                                       "eval_accuracy", "relative_change")},
-        "initial row norm": r.initial["row_norm"], "final row norm": r.final["row_norm"],
-        "final neighbour cos": r.final["neighbour_cos"], "final stress (scale_free)": r.final["stress_scale_free"],
+        "initial row norm": r.initial.row_norm, "final row norm": r.final.row_norm,
+        "final neighbour cos": r.final.neighbour_cos, "final stress (scale_free)": r.final.stress_scale_free,
     } for r in init_runs(result)])
     runs["variant"] = runs["init"] + np.where(runs["dropout"] > 0, " + dropout " + runs["dropout"].astype(str), "")
     return runs

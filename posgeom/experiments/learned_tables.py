@@ -12,6 +12,7 @@ random walk down the positions (:func:`posgeom.encodings.random_walk_table`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -24,15 +25,15 @@ from ..models.table_studies import INITS, InitRun, train_init_study
 from ..models.tasks import order_population_geometry, order_task_data
 from ..models.threads import torch_threads
 from ..registry import Registry, Result
-from ..registry.typed import build, stored
+from ..registry.typed import as_record, build, stored
 from ..validation import check_choices
 from .corpus_geometry import StressPair
-from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, records, store_result
+from .settings import ModelShape, OrderTask, TableTraining, as_params, by_scale, store_result
 
 __all__ = [
     "CONFIGS", "LearnedTablesSettings", "AnatomyOptions", "TableStressOptions",
-    "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES", "TableSummary", "TableAnatomyRecord",
-    "CorpusStress", "TableStressRecord", "InitStudyRecord",
+    "TableTraining", "InitStudyOptions", "PRETRAINED_CANDIDATES", "TableSummary", "TableArrays",
+    "TableAnatomyRecord", "CorpusStress", "TableStressRecord", "InitStudyRecord",
     # pretrained tables
     "pretrained_availability",
     # training studies on the order task
@@ -133,13 +134,31 @@ class TableSummary:
     offset_ratio: float                 # norm of the mean row over the mean row norm
 
 
+@dataclass(frozen=True)
+class TableArrays:
+    """The arrays of one table's ``posgeom.geometry.analyse_table``, stored as ``"<table>/<name>"``; the similarity
+    matrices and the table itself are stored for the model's table only (None for a reference)."""
+
+    lag_mean: np.ndarray                # mean cosine similarity of rows at each offset
+    lag_q10: np.ndarray
+    lag_q90: np.ndarray
+    lag_mean_centered: np.ndarray
+    isolation: np.ndarray               # of each row
+    row_norm: np.ndarray
+    freqs: np.ndarray                   # of the columns' periodograms
+    mean_power: np.ndarray              # the columns' mean power at each frequency
+    dominant_freq: np.ndarray           # of each column
+    concentration: np.ndarray           # of each column's spectrum
+    pcs: np.ndarray                     # (n, n_components)
+    cos: np.ndarray | None = None       # (n, n), float32
+    cos_centered: np.ndarray | None = None
+    P: np.ndarray | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class TableAnatomyRecord:
-    """A stored ``learned_table_anatomy`` entry: the model's table and its references, each with its arrays.
-
-    The arrays are stored as ``"<table>/<name>"`` (the similarity matrices ``cos``, ``cos_centered`` of the model's
-    table only, and the table itself as ``"table/P"``).
-    """
+    """A stored ``learned_table_anatomy`` entry: the model's table and its references, each with its arrays
+    (:meth:`arrays_of`)."""
 
     model: str
     shape: list[int]                    # (n, d)
@@ -147,10 +166,12 @@ class TableAnatomyRecord:
     sinusoidal: TableSummary
     random_normal: TableSummary
     random_walk: TableSummary
-    table_arrays: dict[str, np.ndarray] = stored("table/{}")
-    sinusoidal_arrays: dict[str, np.ndarray] = stored("sinusoidal/{}")
-    random_normal_arrays: dict[str, np.ndarray] = stored("random_normal/{}")
-    random_walk_arrays: dict[str, np.ndarray] = stored("random_walk/{}")
+    # every table's arrays by their stored names, "<table>/<name>": a nested record reads no arrays
+    arrays: dict[str, np.ndarray] = stored("{}")
+
+    def arrays_of(self, table: str) -> TableArrays:
+        """The :class:`TableArrays` of ``table``: ``"table"`` (the model's) or a reference's name."""
+        return as_record(SimpleNamespace(values={}, arrays=self.arrays), TableArrays, arrays_at=table)
 
 
 @dataclass(frozen=True)
@@ -291,7 +312,7 @@ def init_study_variants(inits, dropouts) -> list[tuple[str, float]]:
 
 def init_runs(result: Result) -> list[InitRun]:
     """The runs stored by :func:`run_init_study`, as typed records."""
-    return records(InitRun, result.values["runs"])
+    return list(result.as_(InitStudyRecord).runs)
 
 
 def run_init_study(settings=None, *, force: bool = False, inits=None, seeds=None) -> Result:

@@ -7,7 +7,6 @@ Initialisations and embedding dropout (:func:`train_init_study`, S7–S9), dropo
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,7 +55,8 @@ INITS = {
 
 @dataclass(frozen=True)
 class InitRun:
-    """One training run of the initialisation study (``steps_to_threshold`` is None when never reached)."""
+    """One training run of the initialisation study (``steps_to_threshold`` is None when never reached); ``initial``
+    and ``final``: its table against the task's geometry before and after training."""
 
     init: str
     dropout: float
@@ -65,8 +65,8 @@ class InitRun:
     final_loss: float
     eval_loss: float
     eval_accuracy: float
-    initial: dict
-    final: dict
+    initial: geo.TableGeometry
+    final: geo.TableGeometry
     relative_change: float
 
 
@@ -116,7 +116,7 @@ def train_init_study(variants, seeds, geom: dict, train_set: OrderTaskData, eval
                     init=name, dropout=p, seed=seed,
                     steps_to_threshold=steps_to_threshold(L, loss_threshold, smooth),
                     final_loss=float(L[-smooth:].mean()), eval_loss=ev["loss"], eval_accuracy=ev["accuracy"],
-                    initial=dataclasses.asdict(geo.table_geometry(P0, D)), final=dataclasses.asdict(geo.table_geometry(PT, D)),
+                    initial=geo.table_geometry(P0, D), final=geo.table_geometry(PT, D),
                     relative_change=float(np.linalg.norm(PT - P0) / np.linalg.norm(P0)),
                 ))
                 row_l.append(L)
