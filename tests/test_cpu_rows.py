@@ -74,4 +74,4 @@ def test_the_monotonicity_table_without_the_scratch_table_is_the_default_where_t
     assert "imdb" not in rc.CONFIGS.quick.scratch_corpora
     default = mo.run_monotonicity_table(settings, corpus="imdb", progress=False)
     assert mo.run_monotonicity_table(settings, corpus="imdb", train_scratch=False).key == default.key
-    assert not any("scratch" in r["encoding"] for r in default.values["rows"])
+    assert not any("scratch" in r["row"] for r in default.values["rows"])
