@@ -46,13 +46,14 @@ def params_identity(params: dict, ignored: frozenset[str]) -> str:
     return json.dumps({k: v for k, v in params.items() if k not in ignored}, sort_keys=True, default=str)
 
 
-def read_registry(root: Path, scale: str | None, ignore_params: frozenset[str] = frozenset()
-                  ) -> dict[tuple[str, str, str], tuple[dict, dict]]:
+def read_registry(root: Path, scale: str | None, ignore_params: frozenset[str] = frozenset(),
+                  old_layout: bool = False) -> dict[tuple[str, str, str], tuple[dict, dict]]:
     """``(scale, experiment, key) -> (values, arrays)`` for every entry under ``root``.
 
     With ``ignore_params``, ``key`` is the parameters (from the manifest) without those names instead of the
     folder's hash: entries whose keys differ only there (a data folder recorded by path before, by content
-    after) are matched.
+    after) are matched. With ``old_layout``, values and parameters are read in today's layout first
+    (:func:`relayout`, :func:`relayout_params`), and ``key`` is the hash of the parameters read so.
     """
     out = {}
     for folder in sorted(p for p in root.glob("*/*/*") if p.is_dir() and not p.name.startswith(".")):
@@ -62,10 +63,16 @@ def read_registry(root: Path, scale: str | None, ignore_params: frozenset[str] =
         files = entry_files(folder)
         if files is None:
             continue
-        if ignore_params:
-            manifest = json.loads((files / "manifest.json").read_text())
-            key = params_identity(manifest.get("params", {}), ignore_params)
+        if ignore_params or (old_layout and (files / "manifest.json").is_file()):
+            params = json.loads((files / "manifest.json").read_text()).get("params", {})
+            relaid = relayout_params(experiment, params) if old_layout else params
+            if ignore_params:
+                key = params_identity(relaid, ignore_params)
+            elif relaid != params:  # parameters renamed with the layout: the folder's hash changed with them
+                from posgeom.registry.manifest import params_key
+                key = params_key(relaid)
         values = json.loads((files / "result.json").read_text())
+        values = relayout(experiment, values) if old_layout else values
         arrays = {}
         if (files / "arrays.npz").is_file():
             with np.load(files / "arrays.npz", allow_pickle=False) as data:
@@ -99,6 +106,43 @@ def _nested(flat: dict, ids: dict) -> dict:
     return out
 
 
+def _table_ids() -> dict[str, str]:
+    """``{label: identifier}``: the tables of the low-rank training comparison before they were stored by identifier
+    (2026-12-06), by the label they were stored under (``TrainedTable.label``)."""
+    from posgeom.experiments.lowrank_training import TrainedTable
+    return {t.label: str(t) for t in TrainedTable}
+
+
+def _tables_nested(gaps: dict, ids: dict) -> dict:
+    """Gaps keyed ``"<a> - <b>"`` (tables by label), or already nested by identifier, as ``{a: {b: gap}}``."""
+    out: dict = {}
+    for name, gap in gaps.items():
+        if " - " in name:
+            a, b = name.split(" - ")
+            out.setdefault(ids.get(a, a), {})[ids.get(b, b)] = gap
+        else:
+            out.setdefault(name, {}).update(gap)
+    return out
+
+
+def _relabelled(run: dict, ids: dict) -> dict:
+    """A training run whose ``encoding`` names its table by label, with the table's identifier in its place."""
+    return {**run, "encoding": ids.get(run["encoding"], run["encoding"])}
+
+
+def relayout_params(experiment: str, params: dict) -> dict:
+    """The parameters of an entry stored before the low-rank training comparison's tables were named by identifier
+    (2026-12-06) as they are stored after it; any other entry's, or one's already stored so, as they are."""
+    ids = _table_ids()
+    if experiment == "minimal_parametrisation.lowrank_training":
+        return {**params, "encodings": [[ids.get(e[0], e[0]), *e[1:]] for e in params["encodings"]],
+                "sst2_encodings": [ids.get(e, e) for e in params["sst2_encodings"]]}
+    if experiment == "minimal_parametrisation.lowrank_powered":
+        design = params["design"]
+        return {**params, "design": {**design, "encodings": [ids.get(e, e) for e in design["encodings"]]}}
+    return params
+
+
 def relayout(experiment: str, values: dict) -> dict:
     """An entry stored before rows and bootstrap intervals were named by identifier (2026-12-06) in the layout after
     it; any other entry, or one already in that layout, as it is."""
@@ -113,6 +157,15 @@ def relayout(experiment: str, values: dict) -> dict:
         rows = [{**{k: v for k, v in r.items() if k != "encoding"}, **ids.get(r["encoding"], {"row": r["encoding"]})}
                 if "encoding" in r else r for r in values["rows"]]
         return {**values, "rows": rows}
+    tables = _table_ids()
+    if experiment == "minimal_parametrisation.lowrank_training":
+        return {**values, "runs": [_relabelled(r, tables) for r in values["runs"]],
+                "summary": {t: {tables.get(e, e): v for e, v in s.items()} for t, s in values["summary"].items()},
+                "gaps": {t: _tables_nested(g, tables) for t, g in values["gaps"].items()}}
+    if experiment == "minimal_parametrisation.lowrank_powered":
+        per_seed = {part: [{**r, "tables": [_relabelled(x, tables) for x in r["tables"]]} for r in values[part]]
+                    for part in ("pilot", "runs")}
+        return {**values, **per_seed, "stalled": {tables.get(e, e): s for e, s in values["stalled"].items()}}
     if experiment == "inside_bert_layers" and not any(isinstance(p, dict) for p in values["peaks"].values()):
         # peaks keyed "<definition>_<normalisation>", nested after
         peaks: dict = {}
@@ -120,6 +173,15 @@ def relayout(experiment: str, values: dict) -> dict:
             definition, normalisation = reading.split("_", 1)  # no definition has an underscore
             peaks.setdefault(definition, {})[normalisation] = layer
         return {**values, "peaks": peaks}
+    if experiment == "separation.converged":
+        # each seed's per-setup mappings keyed by the setup's label before (2026-12-06), by its identifier after;
+        # match the entries with --ignore-param setups (the parameters' setups were keyed the same way)
+        from posgeom.experiments.separation import Setup
+        ids = {s.label: str(s) for s in Setup}
+        setups = ("sep_all", "median", "loss")
+        seeds = [[{**r, **{k: {ids.get(s, s): x for s, x in r[k].items()} for k in setups}} for r in values[part]]
+                 for part in ("pilot", "runs")]
+        return {**values, "pilot": seeds[0], "runs": seeds[1]}
     return values
 
 
@@ -161,10 +223,9 @@ def differences(a, b, rtol: float, where: str = "") -> list[str]:
 def compare(before: Path, after: Path, *, scale: str | None = None, rtol: float = 1e-9,
             ignore_params: frozenset[str] = frozenset(), old_layout: bool = False) -> list[str]:
     """Every difference between two registries (entries missing from ``after`` included); with ``old_layout``,
-    ``before``'s entries are read in today's layout first (:func:`relayout`)."""
-    old, new = read_registry(before, scale, ignore_params), read_registry(after, scale, ignore_params)
-    if old_layout:
-        old = {ident: (relayout(ident[1], values), arrays) for ident, (values, arrays) in old.items()}
+    ``before``'s entries and their parameters are read in today's layout first (:func:`relayout`,
+    :func:`relayout_params`)."""
+    old, new = read_registry(before, scale, ignore_params, old_layout), read_registry(after, scale, ignore_params)
     if not old:
         return [f"no entries under {before}" + (f" at scale {scale}" if scale else "")]
     out = []
@@ -187,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ignore-param", action="append", default=[], metavar="NAME",
                         help="match entries by their parameters without NAME (repeatable), e.g. data")
     parser.add_argument("--old-layout", action="store_true",
-                        help="read `before` as stored before rows and intervals were named by identifier")
+                        help="read `before` (values and parameters) as stored before rows, intervals and "
+                             "tables were named by identifier")
     args = parser.parse_args(argv)
     found = compare(args.before, args.after, scale=args.scale, rtol=args.rtol,
                     ignore_params=frozenset(args.ignore_param), old_layout=args.old_layout)

@@ -285,7 +285,7 @@ def test_box_counts_follow_the_settings_of_each_scale(scale):
     # minimal parametrisation: marker order over every encoding and seed, SST-2 over its own
     for s, text in runs(minimal_parametrisation).items():
         t = lr.TRAIN_CONFIGS[s]
-        n = len(lr.TRAIN_ENCODINGS) * len(t.seeds) + len(t.sst2_encodings) * len(t.sst2_seeds)
+        n = len(lr.TrainedTable) * len(t.seeds) + len(t.sst2_encodings) * len(t.sst2_seeds)
         assert text.startswith(f"{n} models: ")
         assert f"{t.steps.synthetic:,} steps each" in text and f"{t.steps.sst2:,} steps each" in text
     mp = minimal_parametrisation.captions(settings)

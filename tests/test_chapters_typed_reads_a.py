@@ -142,8 +142,8 @@ def test_the_training_comparison_reads_every_stored_summary():
            "position_params": 1024}
     run = {"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9, "test_loss": 0.3,
            "final_train_loss": 0.1, "position_params": 1024, "runtime_s": 2.0}
-    values = {"summary": {"synthetic": {"learned": acc, "lowrank r=1": {**acc, "position_params": 64}}},
-              "gaps": {"synthetic": {"learned - lowrank r=1": GAP.as_dict()}}, "level": 0.95, "device": "cpu",
+    values = {"summary": {"synthetic": {"learned": acc, "lowrank_r1": {**acc, "position_params": 64}}},
+              "gaps": {"synthetic": {"learned": {"lowrank_r1": GAP.as_dict()}}}, "level": 0.95, "device": "cpu",
               "runs": [{**run, "stress_scale_free": 0.2}, {**run, "seed": 1, "stress_scale_free": None}]}
     result = _planted(values)
     assert [(r.encoding, r.seed, r.stress_scale_free) for r in mpr.trained_runs(result)] == [("learned", 0, 0.2)]

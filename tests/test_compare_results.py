@@ -70,3 +70,51 @@ def test_old_layout_nests_the_inside_bert_peaks_by_definition():
     old = {"n_layers": 6, "peaks": {"propagated_scale_free": 4, "propagated_paper": 2, "residual_scale_free": 7}}
     assert compare_results.relayout("inside_bert_layers", old) == {
         "n_layers": 6, "peaks": {"propagated": {"scale_free": 4, "paper": 2}, "residual": {"scale_free": 7}}}
+
+
+def test_old_layout_keys_the_converged_design_by_setup_identifier():
+    seed = lambda a: {"seed": 0, "a": a, "sep_all": {"conditions hold": 1.0, "order-insensitive loss": 2.0},
+                      "median": {"stationary corpus": 3.0}, "loss": {}}
+    new = lambda a: {"seed": 0, "a": a, "sep_all": {"hold": 1.0, "control": 2.0}, "median": {"stationary": 3.0},
+                     "loss": {}}
+    old = {"ceiling": 0.5, "pilot": [seed(1.0)], "runs": [seed(2.0), seed(3.0)]}
+    after = {"ceiling": 0.5, "pilot": [new(1.0)], "runs": [new(2.0), new(3.0)]}
+    assert compare_results.relayout("separation.converged", old) == after
+    assert compare_results.relayout("separation.converged", after) == after  # already in the new layout
+
+
+def test_old_layout_names_the_lowrank_tables_by_identifier_and_finds_their_entries(tmp_path):
+    run = lambda table: {"encoding": table, "seed": 0, "test_accuracy": 0.9}
+    gap = {"mean": 0.01, "n": 2}
+    old = {"runs": [run("lowrank r=1"), run("lowrank r=1 (σ 0.02)")], "level": 0.95,
+           "summary": {"synthetic": {"lowrank r=1": {"n_seeds": 1}, "learned": {"n_seeds": 1}}},
+           "gaps": {"synthetic": {"learned - lowrank r=1": gap, "learned - sinusoidal": gap,
+                                  "lowrank r=1 - none": gap}}}
+    new = {"runs": [run("lowrank_r1"), run("lowrank_r1_sigma0.02")], "level": 0.95,
+           "summary": {"synthetic": {"lowrank_r1": {"n_seeds": 1}, "learned": {"n_seeds": 1}}},
+           "gaps": {"synthetic": {"learned": {"lowrank_r1": gap, "sinusoidal": gap}, "lowrank_r1": {"none": gap}}}}
+    for before, after in ((old, new), (new, new)):  # an entry already in the new layout is read as it is
+        assert compare_results.relayout("minimal_parametrisation.lowrank_training", before) == after
+    trained = {"encodings": [["none", "none", {}], ["lowrank r=1 (σ 0.02)", "lowrank", {"rank": 1, "sigma": 0.02}]],
+               "sst2_encodings": ["none", "lowrank r=1"], "seed": 0}
+    assert compare_results.relayout_params("minimal_parametrisation.lowrank_training", trained) == {
+        "encodings": [["none", "none", {}], ["lowrank_r1_sigma0.02", "lowrank", {"rank": 1, "sigma": 0.02}]],
+        "sst2_encodings": ["none", "lowrank_r1"], "seed": 0}
+
+    # the powered design: its seeds' tables and stalled runs, and its parameters, whose hash is the entry's folder
+    from posgeom.registry.manifest import params_key
+
+    seeds = lambda b: [{"seed": 0, "a": 0.9, "b": 0.8, "tables": [run("learned"), run(b)]}]
+    powered = lambda b: {"pilot": seeds(b), "runs": seeds(b), "stalled": {"learned": [], b: [3]}}
+    params = lambda b: {"design": {"encodings": ["learned", b], "steps": 2000}, "seed": 0}
+    experiment = "minimal_parametrisation.lowrank_powered"
+    for b in ("lowrank r=1", "lowrank_r1"):
+        assert compare_results.relayout(experiment, powered(b)) == powered("lowrank_r1")
+        assert compare_results.relayout_params(experiment, params(b)) == params("lowrank_r1")
+    for side, b in (("before", "lowrank r=1"), ("after", "lowrank_r1")):
+        key = params_key(params(b))
+        pointer_entry(tmp_path / side, experiment, key, powered(b))
+        (tmp_path / side / "quick" / experiment / key / "v-abc" / "manifest.json").write_text(
+            json.dumps({"params": params(b)}))
+    assert any("missing after" in d for d in compare_results.compare(tmp_path / "before", tmp_path / "after"))
+    assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after"), "--old-layout"]) == 0

@@ -55,7 +55,7 @@ def tiny(monkeypatch, tmp_path, shared_data_dir):
             seeds=(0, 1), synthetic=lt.SyntheticTask(n_train=64, n_test=32, n_positions=8, vocab_size=12),
             sst2=lt.SST2Task(n_train=64, n_positions=16),
             model=lt.TrainModel(d_model=8, n_layers=1, n_heads=2, d_ff=16),
-            steps=lt.TrainSteps(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank r=1"),
+            steps=lt.TrainSteps(synthetic=3, sst2=2), batch_size=16, lr=1e-3, sst2_encodings=("none", "lowrank_r1"),
             sst2_seeds=(0,)),
     )
     monkeypatch.setattr(mp, "CONFIGS", by_scale(m))
@@ -126,6 +126,8 @@ def test_run_synthetic_geometry_and_registry_reuse(tiny):
     assert set(r.values) == set(cg.SYNTHETIC_FAMILIES)
     assert r.arrays["stationary__D_pop"].max() == 0.0
     assert r.arrays["drift__D"].shape == (12, 12) and r.arrays["drift__mu_pop"].shape == (12, 24)
+    g = r.record  # read typed: one array per family, keyed by the family
+    assert set(g.D) == set(cg.SYNTHETIC_FAMILIES) and np.array_equal(g.mu_pop["drift"], r.arrays["drift__mu_pop"])
     # pure noise (population distance 0): sampling adds to the squared distances what the floor says
     v = r.values["stationary"]
     assert v["excess_sq"] == pytest.approx(v["mean_F_sq"], rel=0.3)
@@ -155,6 +157,8 @@ def test_run_sst2_experiments(tiny):
     assert smoothed["frac_above_2F"] is None
     k = cg.run_hellinger_kinds(tiny)
     assert k.values["drift"]["chord"]["full_rank_max_error"] < 1e-10
+    kinds = k.record  # read typed: one distance matrix per corpus and convention
+    assert set(kinds.chord) == {"drift", "sst2"} and kinds.sst2.chord.max_D == k.values["sst2"]["chord"]["max_D"]
     assert 2.0 - 1e-9 <= k.values["sst2"]["geodesic_over_chord"]["min"] <= k.values["sst2"]["geodesic_over_chord"]["max"] <= np.pi / np.sqrt(2) + 1e-9
 
 
@@ -235,12 +239,18 @@ def test_run_lowrank_training_no_position_is_exactly_chance(tiny):
     # balanced pairs are reversals with opposite labels: without positions both get the same logits
     assert none and all(x["test_accuracy"] == pytest.approx(0.5) for x in none)
     params = {x["encoding"]: x["position_params"] for x in r.values["runs"]}
-    assert params["lowrank r=1"] == 8 + 8 and params["learned"] == 8 * 8 and params["sinusoidal"] == 0
-    gap = r.values["gaps"]["synthetic"]["learned - lowrank r=1"]
+    assert params["lowrank_r1"] == 8 + 8 and params["learned"] == 8 * 8 and params["sinusoidal"] == 0
+    gap = r.values["gaps"]["synthetic"]["learned"]["lowrank_r1"]
     acc = {(x["encoding"], x["seed"]): x["test_accuracy"] for x in r.values["runs"]}
-    paired = [acc["learned", s] - acc["lowrank r=1", s] for s in (0, 1)]
+    paired = [acc["learned", s] - acc["lowrank_r1", s] for s in (0, 1)]
     assert gap["n"] == 2 and gap["mean"] == pytest.approx(np.mean(paired))
     assert gap == geo.draws_summary(paired, r.values["level"]) and "low" not in gap  # too few seeds for an interval
+    # stored by identifier: a summary per table, the gaps nested a → b
+    assert sorted(r.values["summary"]["synthetic"]) == sorted(str(t) for t in lt.TrainedTable)
+    assert {a: set(bs) for a, bs in r.values["gaps"]["synthetic"].items()} == {
+        "learned": {"lowrank_r1", "sinusoidal"}, "lowrank_r1": {"none"}}
+    typed = r.as_(lt.LowrankTrainingRecord)
+    assert typed.runs[0].encoding is lt.TrainedTable.NONE and lt.TrainedTable.LOWRANK_R1 in typed.summary["synthetic"]
     with pytest.raises(ValueError, match="unknown task"):
         mp.run_lowrank_training(tiny, tasks=("imdb",))
 
@@ -267,33 +277,33 @@ def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny
     assert pilot_seeds == {100, 101, 102} and seeds == set(range(v["plan"]["seeds"])) and not pilot_seeds & seeds
     # the plan is the one the pilot's paired gaps give, and the decision's interval is over the fresh seeds only
     acc = {(x["encoding"], x["seed"]): x["test_accuracy"] for x in pilot_runs + runs}
-    pilot_gaps = [acc["learned", s] - acc["lowrank r=1", s] for s in (100, 101, 102)]
+    pilot_gaps = [acc["learned", s] - acc["lowrank_r1", s] for s in (100, 101, 102)]
     assert [x["difference"] for x in v["pilot"]] == pytest.approx(pilot_gaps)
     expected = plan_from_pilot(pilot_gaps, 0.01, min_draws=geo.MIN_SEEDS, max_draws=7)
     assert v["plan"] == pytest.approx(expected.as_dict())
-    gaps = [acc["learned", s] - acc["lowrank r=1", s] for s in sorted(seeds)]
+    gaps = [acc["learned", s] - acc["lowrank_r1", s] for s in sorted(seeds)]
     assert v["difference"] == pytest.approx(geo.paired_difference(
-        [acc["learned", s] for s in sorted(seeds)], [acc["lowrank r=1", s] for s in sorted(seeds)],
+        [acc["learned", s] for s in sorted(seeds)], [acc["lowrank_r1", s] for s in sorted(seeds)],
         bounds=(-1, 1)).as_dict())
     assert v["difference"]["mean"] == pytest.approx(np.mean(gaps))
-    assert {x["encoding"] for x in runs} == {"learned", "lowrank r=1"}
+    assert {x["encoding"] for x in runs} == {"learned", "lowrank_r1"}
     # stalled runs: a naive loop over the records; the fitted gap is over the other seeds
-    for e in ("learned", "lowrank r=1"):
+    for e in ("learned", "lowrank_r1"):
         assert v["stalled"][e] == [x["seed"] for x in runs if x["encoding"] == e and x["final_train_loss"] > 0.05]
-    fitted = sorted(seeds - set(v["stalled"]["learned"]) - set(v["stalled"]["lowrank r=1"]))
+    fitted = sorted(seeds - set(v["stalled"]["learned"]) - set(v["stalled"]["lowrank_r1"]))
     if len(fitted) >= geo.MIN_SEEDS:
         assert v["fitted_gap"]["n"] == len(fitted)
-        assert v["fitted_gap"]["mean"] == pytest.approx(np.mean([acc["learned", s] - acc["lowrank r=1", s] for s in fitted]))
+        assert v["fitted_gap"]["mean"] == pytest.approx(np.mean([acc["learned", s] - acc["lowrank_r1", s] for s in fitted]))
     else:
         assert v["fitted_gap"] is None
 
     # the chapter reads it: its summaries, its stages, a fourth C5 row decided by the same rule, a second power row
     p, st = design_summary(r), mpr.stall_summary(r)
     assert (p.seeds, p.pilot_n, st["steps"], p.max_seeds) == (v["plan"]["seeds"], 3, 3, 7) and p.stale == ""
-    assert (st["stalled_r1"], st["stalled_learned"]) == (len(v["stalled"]["lowrank r=1"]), len(v["stalled"]["learned"]))
+    assert (st["stalled_r1"], st["stalled_learned"]) == (len(v["stalled"]["lowrank_r1"]), len(v["stalled"]["learned"]))
     assert st["verdict"] == verdicts.c5_lowrank_performance(v["difference"]).verdict
     assert (p.mean_a, p.mean_b) == pytest.approx((np.mean([acc["learned", s] for s in seeds]),
-                                                  np.mean([acc["lowrank r=1", s] for s in seeds])))
+                                                  np.mean([acc["lowrank_r1", s] for s in seeds])))
     frame = design_stages(r, ("learned accuracy", "r = 1 accuracy"))
     assert list(frame["seeds"]) == [3, v["plan"]["seeds"]]
     assert frame.loc["decision", "difference mean"] == f"{np.mean(gaps):+.4f}"
@@ -315,7 +325,8 @@ def test_run_lowrank_powered_sizes_its_seeds_from_a_pilot_it_does_not_reuse(tiny
 
     with pytest.raises(ValueError, match="at least 2 seeds"):
         lp.run_lowrank_powered(tiny, design=dataclasses.replace(design, paired=PairedDesign(0.01, pilot_seeds=(100,))))
-    with pytest.raises(ValueError, match="unknown encodings"):
+    with pytest.raises(ValueError, match=r"unknown encodings \['rank 1'\]; valid encodings are none, sinusoidal, "
+                                         "lowrank_r1_sigma0.02, lowrank_r1, learned$"):
         lp.run_lowrank_powered(tiny, design=dataclasses.replace(design, encodings=("learned", "rank 1")))
 
 
@@ -339,10 +350,16 @@ def test_c5_row_reduction_is_one_minus_the_stress_ratio():
     assert row["reduction_paper"] == pytest.approx(1 - row["mds_paper"] / row["sin_paper"])
 
 
-def test_run_lowrank_training_sst2(tiny):
+def test_run_lowrank_training_sst2(tiny, monkeypatch):
     r = mp.run_lowrank_training(tiny, tasks=("sst2",))
-    assert {x["encoding"] for x in r.values["runs"]} == {"none", "lowrank r=1"}
+    assert {x["encoding"] for x in r.values["runs"]} == {"none", "lowrank_r1"}
     assert all(0.0 <= x["test_accuracy"] <= 1.0 for x in r.values["runs"])
+    # the SST-2 tables are named by identifier: a display label is refused, with the identifiers
+    bad = dataclasses.replace(lt.TRAIN_CONFIGS.quick, sst2_encodings=("none", "lowrank r=1"))
+    monkeypatch.setattr(lt, "TRAIN_CONFIGS", by_scale(bad))
+    with pytest.raises(ValueError, match=r"unknown SST-2 encodings \['lowrank r=1'\]; valid SST-2 encodings are none, "
+                                         "sinusoidal, lowrank_r1_sigma0.02, lowrank_r1, learned$"):
+        mp.run_lowrank_training(tiny, tasks=("sst2",))
 
 
 def test_run_fourier_match_and_sweep(tiny):

@@ -85,10 +85,12 @@ def test_comparison_full_rank_mds_is_exact_and_intervals_hold_the_point():
                                             differences=oe.INTERVAL_DIFFERENCES)
     assert reps.shape[0] == values["n_used"] <= 12
     for e in ("mds_rank3", "sinusoidal", "alibi"):
-        assert values["statistics"][f"{e}|scale_free"]["estimate"] == pytest.approx(point[e]["scale_free"])
-    diff = values["differences"]["sinusoidal-rope|scale_free"]
-    assert diff["estimate"] == pytest.approx(point["sinusoidal"]["scale_free"] - point["rope"]["scale_free"])
-    assert diff["low"] <= diff["high"]
+        assert values["statistics"][e]["scale_free"].estimate == pytest.approx(point[e]["scale_free"])
+    diff = values["differences"]["sinusoidal"]["rope"]["scale_free"]
+    assert diff.estimate == pytest.approx(point["sinusoidal"]["scale_free"] - point["rope"]["scale_free"])
+    assert diff.low <= diff.high
+    # keyed by the identifiers of the replicates' columns: encodings of ENCODINGS_COMPARED, then normalisations
+    assert reps.shape[1] == sum(len(by_norm) for by_norm in values["statistics"].values())
 
 
 def test_smacof_curve_and_one_hot_layouts():
@@ -145,7 +147,8 @@ def test_projected_stress_pools_the_heads_and_peaks_count_from_one():
         sq = sum(geo.kernel_distances(G[h]) ** 2 for h in range(H))
         assert pooled[li, 0] == pytest.approx(geo.stress(D, np.sqrt(sq), "scale_free", as_distances=True))
         assert per_head[li, 1, 1] == pytest.approx(geo.stress(D, geo.kernel_distances(G[1]), "paper", as_distances=True))
-    assert peaks.peak_layers({"x": np.array([[0.1, 1.0], [0.3, 0.2], [0.2, 0.1]])}) == {"x_scale_free": 2, "x_paper": 1}
+    curve = np.array([[0.1, 1.0], [0.3, 0.2], [0.2, 0.1]])  # (n_layers, 2), last axis NORMALIZATIONS
+    assert peaks.peak_layers({"x": curve}) == {"x": {"scale_free": 2, "paper": 1}}
 
 
 def test_local_peak_test_point_curve_is_the_pooled_mean():

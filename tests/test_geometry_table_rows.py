@@ -10,6 +10,8 @@ import pytest
 import posgeom
 from posgeom import encodings as enc
 from posgeom import geometry as geo
+from posgeom.encodings.identifiers import Encoding
+from posgeom.experiments.table_rows import TableRow
 
 
 def _target(n=9, seed=0):
@@ -52,7 +54,9 @@ def test_alibi_choices_rows_and_the_slopes_of_a_target():
 def test_fitted_embeddings_are_mds_and_smacof_rows():
     D = _target(8)
     fits = geo.fitted_embeddings(D, (1, 2, 8), (1,), full_rank=True, max_iter=50, eps=1e-9)
-    assert [f.name for f in fits] == ["MDS (full rank)", "MDS (rank 1)", "MDS (rank 2)", "SMACOF (rank 1)"]
+    assert [(f.row, f.rank) for f in fits] == [("mds", None), ("mds", 1), ("mds", 2), ("smacof", 1)]
+    # the identifiers of the table rows they fill (posgeom.experiments.table_rows)
+    assert (geo.FittedMethod.MDS, geo.FittedMethod.SMACOF) == (Encoding.MDS, TableRow.SMACOF)
     assert np.allclose(fits[0].distances, D, atol=1e-10)  # Euclidean D: full-rank MDS is exact
     assert np.allclose(fits[2].distances, geo.euclidean_distances(geo.classical_mds(D, k=2).embedding))
     sm = geo.smacof(D, 1, max_iter=50, eps=1e-9)
@@ -94,6 +98,10 @@ def test_sequence_intervals_equal_the_steps_they_gather():
     assert values["statistics"]["sin"] == intervals[0].as_dict()
     assert values["differences"]["sin-alibi"] == geo.difference_interval(intervals, ref, 0, 1, 0.95,
                                                                          bounds=(-1.0, 1.0)).as_dict()
+    # tuple keys nest, a key that is not a tuple is one level
+    nested = geo.nested_intervals({("sin", "scale_free"): values["statistics"]["sin"],
+                                   "alibi": values["statistics"]["alibi"]})
+    assert nested == {"sin": {"scale_free": intervals[0]}, "alibi": intervals[1]}
 
 
 def test_corpus_draw_statistics_columns():

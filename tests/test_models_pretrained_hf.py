@@ -69,3 +69,56 @@ def test_only_safetensors_are_loaded(tmp_path, minilm):
     assert json.loads((folder / "config.json").read_text())["model_type"] == "bert"
     with pytest.raises(ModelUnavailableError, match="only safetensors weights are loaded"):
         load_hf(str(folder))
+
+
+def _tiny(family):
+    """A tiny random Hugging Face model of ``family`` (offline, from its config) with a known position table."""
+    import torch
+    import transformers as T
+
+    from posgeom.models.pretrained import PretrainedModel
+
+    shape = dict(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2)
+    config = {
+        "bert": lambda: T.BertConfig(**shape, intermediate_size=16, max_position_embeddings=20),
+        "gpt2": lambda: T.GPT2Config(vocab_size=50, n_embd=8, n_layer=1, n_head=2, n_positions=20),
+        "roberta": lambda: T.RobertaConfig(**shape, intermediate_size=16, max_position_embeddings=22, pad_token_id=1),
+        "opt": lambda: T.OPTConfig(**shape, ffn_dim=16, max_position_embeddings=20, word_embed_proj_dim=8,
+                                   pad_token_id=0),
+    }[family]()
+    torch.manual_seed(0)
+    model = T.AutoModel.from_config(config).eval()
+    path = {"gpt2": "wpe", "opt": "decoder.embed_positions"}.get(family, "embeddings.position_embeddings")
+    weight = model.get_submodule(path).weight
+    with torch.no_grad():
+        weight.copy_(torch.arange(weight.numel(), dtype=weight.dtype).reshape(weight.shape))
+    return PretrainedModel(f"tiny-{family}", "memory", model, None, "cpu"), weight.detach().double().numpy()
+
+
+@pytest.mark.parametrize("family, offset", [("bert", 0), ("gpt2", 0), ("roberta", 2), ("opt", 2)])
+def test_position_table_starts_at_position_0(family, offset):
+    """Oracle: the raw weight sliced by hand, and the rows the model itself reads for positions 0, 1, 2."""
+    import torch
+
+    pm, raw = _tiny(family)
+    P = pm.position_table()
+    assert P.shape == (raw.shape[0] - offset, 8) and P.shape[0] == 20  # every usable position (RoBERTa: 22 - 2)
+    np.testing.assert_array_equal(P, raw[offset:])
+    with torch.no_grad():
+        if family == "roberta":
+            ids = pm.model.embeddings.create_position_ids_from_input_ids(torch.tensor([[5, 6, 7]]), 1)[0]
+            np.testing.assert_array_equal(P[:3], raw[ids.numpy()])
+        if family == "opt":
+            rows = pm.model.decoder.embed_positions(torch.ones(1, 3, dtype=torch.long))[0]
+            np.testing.assert_array_equal(P[:3], rows.double().numpy())
+
+
+def test_position_table_bad_offsets():
+    pm, _ = _tiny("roberta")
+    pm.model.config.pad_token_id = 30  # a config that does not match its weights
+    with pytest.raises(ValueError, match=r"has 22 rows, too few for position 0 at row 31; check the config"):
+        pm.position_table()
+    pm, _ = _tiny("bert")
+    pm.model.config.model_type = "mybert"
+    with pytest.raises(ValueError, match=r"model_type='mybert' position table is unknown .*add it to posgeom\.models"):
+        pm.position_table()

@@ -338,16 +338,17 @@ def test_one_part_of_a_committed_result_reads_into_its_record(name, experiment, 
 
 def test_a_lowrank_training_reads_into_its_record():
     from posgeom.chapters.minimal_parametrisation import learned_gap
-    from posgeom.experiments.lowrank_training import LowrankTrainingRecord
+    from posgeom.experiments.lowrank_training import LowrankTrainingRecord, TrainedTable
 
     acc = {"accuracy_mean": 0.9, "accuracy_std": 0.04, "loss_mean": 0.2, "loss_std": 0.07, "n_seeds": 5,
            "position_params": 1024}
-    values = {"summary": {"synthetic": {"learned": acc, "lowrank r=1": {**acc, "position_params": 64}}},
-              "gaps": {"synthetic": {"learned - lowrank r=1": GAP.as_dict()}}, "level": 0.95, "device": "cpu",
+    values = {"summary": {"synthetic": {"learned": acc, "lowrank_r1": {**acc, "position_params": 64}}},
+              "gaps": {"synthetic": {"learned": {"lowrank_r1": GAP.as_dict()}}}, "level": 0.95, "device": "cpu",
               "runs": [{"task": "synthetic", "encoding": "learned", "seed": 0, "test_accuracy": 0.9, "test_loss": 0.3,
                         "stress_scale_free": None, "final_train_loss": 0.1, "position_params": 1024, "runtime_s": 2.0}]}
     t = as_record(stored_result(values), LowrankTrainingRecord)
-    assert learned_gap(t) == GAP and t.summary["synthetic"]["lowrank r=1"].position_params == 64
+    assert learned_gap(t) == GAP and t.summary["synthetic"][TrainedTable.LOWRANK_R1].position_params == 64
+    assert all(type(k) is TrainedTable for k in t.summary["synthetic"]) and t.runs[0].encoding is TrainedTable.LEARNED
     assert t.runs[0].stress_scale_free is None and t.level == 0.95
 
 
@@ -395,3 +396,14 @@ def test_every_committed_experiment_names_its_record_and_reads_back_to_the_same_
     for name, array in arrays.items():
         assert array.dtype == result.arrays[name].dtype
         np.testing.assert_array_equal(array, result.arrays[name])
+
+
+def test_a_mapping_keyed_by_whole_numbers_is_read_back_from_its_json_text():
+    @dataclass(frozen=True)
+    class ByN:
+        by_n: dict[int, float]
+
+    record = as_record(stored_result({"by_n": {5: 0.5, 64: 1.0}}), ByN)  # JSON writes the keys as "5", "64"
+    assert record.by_n == {5: 0.5, 64: 1.0} and all(type(k) is int for k in record.by_n)
+    with pytest.raises(ValueError, match="not a whole number"):
+        as_record(stored_result({"by_n": {"five": 0.5}}), ByN)

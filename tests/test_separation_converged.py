@@ -91,7 +91,8 @@ def test_a_tiny_design_pairs_the_conditions_with_the_stationary_floor_seed_by_se
         assert v["runs"][3][key] == pytest.approx(np.log10(upper(runs.final_distances[0])[pairs].min()))
     run = v["runs"][3]
     assert run["difference"] == pytest.approx(run["a"] - run["b"])
-    assert set(run["loss"]) == set(sp.SETUPS) and run["control"] >= run["sep_all"][sp.Setup.CONTROL.label]
+    assert set(run["loss"]) == set(sp.SETUPS) == {"hold", "stationary", "control"}
+    assert run["control"] >= run["sep_all"]["control"]
     assert r.manifest["params"]["design"]["weight_decay"] == design.weight_decay
 
 

@@ -10,9 +10,8 @@ import numpy as np
 from .. import verdicts as rules
 from ..config import settings_or_default as _settings
 from ..experiments.corpus_geometry import CONFIGS as CORPUS_CONFIGS, SYNTHETIC_FAMILIES
-from ..experiments.lowrank_training import LowrankTrainingRecord, TrainingRun, TrainModel
-from ..experiments.minimal_parametrisation import (CONFIGS, TRAIN_ENCODINGS, C5DrawsRecord, C5Record, StoredRanks,
-                                                   StressVsRankRecord)
+from ..experiments.lowrank_training import LowrankTrainingRecord, TrainedTable, TrainingRun, TrainModel
+from ..experiments.minimal_parametrisation import CONFIGS, C5DrawsRecord, C5Record, StoredRanks, StressVsRankRecord
 from ..experiments.optimal_encoding import CONFIGS as ENCODING_CONFIGS
 from ..geometry import MIN_SEEDS, SeedInterval
 from ..geometry.stress import StressNormalization
@@ -84,7 +83,7 @@ def trained_runs(training: Result) -> list[TrainingRun]:
 
 def learned_gap(training: LowrankTrainingRecord) -> SeedInterval:
     """C5's accuracy gap on marker order, learned − (r = 1), paired by seed."""
-    return training.gaps["synthetic"]["learned - lowrank r=1"]
+    return training.gaps["synthetic"][TrainedTable.LEARNED][TrainedTable.LOWRANK_R1]
 
 
 def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval | None, effect: float) -> str:
@@ -103,7 +102,8 @@ def _stall_reading(stalled_r1: int, stalled_learned: int, fitted: SeedInterval |
 def stall_summary(powered: Result) -> dict:
     """What C5's powered design adds to its :func:`posgeom.chapters.powered.design_summary` (``mpst_<key>``)."""
     d, design = powered.as_(LowrankPoweredRecord), powered.params_as(PoweredDesign, "design")
-    fitted, stalled_r1, stalled_learned = d.fitted_gap, len(d.stalled["lowrank r=1"]), len(d.stalled["learned"])
+    fitted, stalled_r1 = d.fitted_gap, len(d.stalled[TrainedTable.LOWRANK_R1])
+    stalled_learned = len(d.stalled[TrainedTable.LEARNED])
     fitted_text = (f"fewer than {MIN_SEEDS} seeds" if fitted is None
                    else f"{fitted.mean:+.4f} [{fitted.low:+.4f}, {fitted.high:+.4f}] over {fitted.n} seeds")
     return dict(steps=design.steps, stalled_loss=design.stalled_loss, stalled_r1=stalled_r1,
@@ -143,8 +143,8 @@ def performance_row(training: Result, settings=None) -> ComparisonRow:
     """C5's "no loss of performance": the interval over seeds of the paired accuracy gap learned − (r = 1)."""
     settings = _settings(settings)
     t, train = training.as_(LowrankTrainingRecord), CONFIGS[settings.scale].train
-    r1, learned = t.summary["synthetic"]["lowrank r=1"], t.summary["synthetic"]["learned"]
-    r1_sigma = next(opts for label, _, opts in TRAIN_ENCODINGS if label == "lowrank r=1")["sigma"]
+    r1, learned = t.summary["synthetic"][TrainedTable.LOWRANK_R1], t.summary["synthetic"][TrainedTable.LEARNED]
+    r1_sigma = TrainedTable.LOWRANK_R1.options["sigma"]
     return ComparisonRow(
         "C5", paper="no loss of performance with the low-rank table (seed summary)",
         ours=(f"marker order: r = 1 {r1.accuracy_mean:.3f} vs learned {learned.accuracy_mean:.3f} with "
@@ -187,8 +187,8 @@ def power_checks(training: Result, powered: Result | None = None) -> list[PowerC
 
 def _runs(scale: str) -> str:
     """The training comparison at ``scale`` in words, counted as run_lowrank_training loops (shape: the box's Model)."""
-    t, marker = CONFIGS[scale].train, len(TRAIN_ENCODINGS)
-    sst2 = sum(label in t.sst2_encodings for label, _, _ in TRAIN_ENCODINGS)
+    t, marker = CONFIGS[scale].train, len(TrainedTable)
+    sst2 = sum(table in t.sst2_encodings for table in TrainedTable)
     return (f"{marker * len(t.seeds) + sst2 * len(t.sst2_seeds)} models: {marker} encodings × {len(t.seeds)} seeds on "
             f"marker order, {t.steps.synthetic:,} steps each, and {sst2} × {len(t.sst2_seeds)} seeds on SST-2, "
             f"{t.steps.sst2:,} steps each")

@@ -57,9 +57,8 @@ def summary_table(runs: dict) -> pd.DataFrame:
 
 
 def separation_by_n(table: StoredPretrainedSeparation) -> pd.DataFrame:
-    """A pretrained table's separation over its first n positions (stored keyed by n as text): a row per n, in the
-    order of n."""
-    return pd.DataFrame({int(n): vars(at) for n, at in table.by_n.items()}).T.sort_index().rename_axis(
+    """A pretrained table's separation over its first n positions: a row per n, in the order of n."""
+    return pd.DataFrame({n: vars(at) for n, at in table.by_n.items()}).T.sort_index().rename_axis(
         "first n positions")
 
 
@@ -79,7 +78,7 @@ def converged_summary(result: Result) -> dict:
     """Theorem 4's CPU design (``run_separation_converged``) as the chapter quotes it."""
     d, design = result.as_(StoredSeparationConverged), result.params_as(ConvergedDesign, "design")
     runs, diff = d.runs, d.difference  # per decision seed; the paired log10 ratio over them
-    hold, floor, control = (setup.label for setup in Setup)  # the stored values are keyed by the setups' labels
+    hold, floor, control = Setup.HOLD, Setup.STATIONARY, Setup.CONTROL
 
     def mean(f):
         return float(np.mean([f(r) for r in runs]))
@@ -119,7 +118,7 @@ def _separation_row(headline: dict, tied: dict, pretrained: StoredPretrainedSepa
     return ComparisonRow(
         "C2", ours=(f"sep(P) > 0 at the end of every run: drift {drift.text(with_t=False)}, SST-2 "
                     f"{sst2.text(with_t=False)} (mean [95% interval], {drift.n} seeds); pretrained "
-                    f"{pretrained.by_n['64'].raw:.3f} (first 64 positions, one table: no interval)"),
+                    f"{pretrained.by_n[64].raw:.3f} (first 64 positions, one table: no interval)"),
         scale=settings.scale, model=f"{_model(settings)}; {pretrained.pretrained}",
         corpus="synthetic drift; SST-2 train",
         options=f"MLM, N(0, 0.02²) init, no weight decay, {drift.n} seeds",

@@ -86,13 +86,13 @@ def _factorisation_gap(c) -> list[Work]:
 
 
 def _lowrank(c) -> list[Work]:
-    from ..experiments.minimal_parametrisation import TRAIN_ENCODINGS
+    from ..experiments.minimal_parametrisation import TrainedTable
     t = setting(c, "train")
     m, steps, batch, syn = setting(t, "model"), setting(t, "steps"), setting(t, "batch_size"), setting(t, "synthetic")
     n_syn, n_sst = int(setting(syn, "n_positions")) + 1, int(setting(t, "sst2", "n_positions"))
     return [
         _train("synthetic order task", Shape.of(m, int(setting(syn, "vocab_size")) + 2), n_syn, n_syn,
-               setting(steps, "synthetic"), batch, len(setting(t, "seeds")) * len(TRAIN_ENCODINGS)),
+               setting(steps, "synthetic"), batch, len(setting(t, "seeds")) * len(TrainedTable)),
         _train("SST-2 classification", Shape.of(m, BERT_BASE.vocab_size), n_sst, mean_tokens("sst2", n_sst),
                setting(steps, "sst2"), batch, len(setting(t, "sst2_seeds")) * len(setting(t, "sst2_encodings"))),
     ]

@@ -3,8 +3,8 @@ r"""Which positional mechanism a Hugging Face model uses, read from its configur
 Every supported architecture (the config's ``model_type``) is one entry in :data:`FAMILIES`, built by
 :func:`learned`, :func:`rotary`, :func:`alibi`, :func:`sinusoidal`, :func:`relative_buckets` or :func:`switch`
 (a mechanism chosen by a config flag: MPT as MosaicML's code builds it, Falcon). A family whose sinusoids
-use other frequencies than $b^{-2k/d}$ (M2M-100, XGLM) needs its own builder. A learned table's ``offset``
-is the row of the model's position 0: 0 for BERT and GPT-2, 2 for OPT, ``pad_token_id + 1`` for RoBERTa.
+use other frequencies than $b^{-2k/d}$ (M2M-100, XGLM) needs its own builder. A learned table's ``offset`` (the
+row of position 0) is :func:`posgeom.models.pretrained.position_offset`'s: its ``POSITION_OFFSETS`` needs an entry.
 """
 
 from __future__ import annotations
@@ -111,19 +111,18 @@ def _shape(config, family: str) -> dict:
             "max_positions": max_positions if isinstance(max_positions, int) else None}
 
 
-def learned(table: str, offset=0, layout: QueryKeyLayout | None = None, eps_attr: str = "layer_norm_eps") -> Family:
-    """A learned absolute table ``table`` (a tensor name); ``offset`` an int or a function of the config."""
+def learned(table: str, layout: QueryKeyLayout | None = None, eps_attr: str = "layer_norm_eps") -> Family:
+    """A learned absolute table ``table`` (a tensor name), position 0 at row ``models.pretrained.position_offset``."""
 
     def read(config, family):
-        off = offset(config) if callable(offset) else int(offset)
+        from ..models.pretrained import position_offset
         shape = _shape(config, family)
         eps = getattr(config, eps_attr, None)
-        return Mechanism(
-            "learned", **shape, params={"table": table, "offset": off, "rows": shape["max_positions"]},
-            layout=layout, layer_eps=float(eps) if eps is not None else 1e-5,
-        )
+        params = {"table": table, "offset": position_offset(config), "rows": shape["max_positions"]}
+        return Mechanism("learned", **shape, params=params, layout=layout,
+                         layer_eps=float(eps) if eps is not None else 1e-5)
 
-    return Family(f"learned absolute table ({table}, offset {'per config' if callable(offset) else offset})", read)
+    return Family(f"learned absolute table ({table})", read)
 
 
 def rope_frequencies_of(config, head_dim: int) -> tuple[np.ndarray, dict]:
@@ -299,19 +298,17 @@ _OPT_LAYOUT = QueryKeyLayout(
 
 #: Supported architectures (``model_type`` → :class:`Family`); adding one is one entry (module docstring).
 FAMILIES: dict[str, Family] = {
-    "bert": learned("embeddings.position_embeddings.weight", 0, _BERT_LAYOUT),
-    **{name: learned("embeddings.position_embeddings.weight", lambda c: int(c.pad_token_id) + 1, _BERT_LAYOUT)
-       for name in ("roberta", "xlm-roberta")},
-    "gpt2": learned("wpe.weight", 0, _GPT2_LAYOUT, eps_attr="layer_norm_epsilon"),
+    **dict.fromkeys(("bert", "roberta", "xlm-roberta"), learned("embeddings.position_embeddings.weight", _BERT_LAYOUT)),
+    "gpt2": learned("wpe.weight", _GPT2_LAYOUT, eps_attr="layer_norm_epsilon"),
     # OPT-350m normalises after attention (do_layer_norm_before=False): the table enters the projections raw
     "opt": switch(lambda c: "pre_ln" if getattr(c, "do_layer_norm_before", True) else "post_ln",
-                  "learned absolute table (decoder.embed_positions.weight, offset 2)",
-                  pre_ln=learned("decoder.embed_positions.weight", 2, _OPT_LAYOUT),
-                  post_ln=learned("decoder.embed_positions.weight", 2, replace(_OPT_LAYOUT, norm=None))),
+                  "learned absolute table (decoder.embed_positions.weight)",
+                  pre_ln=learned("decoder.embed_positions.weight", _OPT_LAYOUT),
+                  post_ln=learned("decoder.embed_positions.weight", replace(_OPT_LAYOUT, norm=None))),
     **{name: rotary() for name in ("llama", "mistral", "qwen2", "qwen3", "gemma", "phi", "gpt_neox", "gptj")},
     "bloom": alibi("press"),
     "mpt": switch(_mpt_choice, "ALiBi (mpt slopes), a learned table (wpe) or none, per attn_config",
-                  alibi=alibi("mpt"), learned=learned("wpe.weight", 0), none=no_positions()),
+                  alibi=alibi("mpt"), learned=learned("wpe.weight"), none=no_positions()),
     "falcon": switch(lambda c: "alibi" if getattr(c, "alibi", False) else "rotary",
                      "ALiBi (press slopes) or rotary, per the alibi flag", alibi=alibi("press"), rotary=rotary()),
     **{name: relative_buckets("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")
@@ -325,7 +322,8 @@ def supported_message(model_type) -> str:
     return (
         f"unsupported architecture model_type={model_type!r}; supported: {', '.join(sorted(FAMILIES))}. "
         "To add one, put a single entry in posgeom.diagnose.families.FAMILIES, e.g. "
-        "'qwen2': rotary() or 'mybert': learned('embeddings.position_embeddings.weight', 0)"
+        "'qwen2': rotary() or 'mybert': learned('embeddings.position_embeddings.weight') with its row of position 0 "
+        "in posgeom.models.pretrained.POSITION_OFFSETS"
     )
 
 

@@ -122,18 +122,13 @@ def _encoding_geometry(name: str, arg: str | None, geo: _CorpusGeometry) -> tupl
         return arg, Dhat
     if name == "learned":
         from ..models.pretrained import load_hf
-        from .families import detect_mechanism
         pm = load_hf(arg, device="cpu")
-        P = pm.position_table()
-        try:  # the table's row of the model's position 0: pad_token_id + 1 for RoBERTa, 2 for OPT
-            row0 = int(detect_mechanism(pm.model.config).params.get("offset", 0))
-        except ValueError:  # a family diagnose does not know: row 0, as BERT and GPT-2
-            row0 = 0
+        P = pm.position_table()  # row i is the model's position i
         # the model's position i + offset holds corpus position i (position 0 is [CLS] under the "content" policy)
-        if P.shape[0] < row0 + n_full + geo.offset:
-            raise ValueError(f"model {pm.name!r} has {P.shape[0] - row0} positions but the corpus needs "
+        if P.shape[0] < n_full + geo.offset:
+            raise ValueError(f"model {pm.name!r} has {P.shape[0]} positions but the corpus needs "
                              f"{n_full + geo.offset}; reduce --positions")
-        return f"learned:{pm.name}", enc.table_distances(P[row0 + kept + geo.offset])
+        return f"learned:{pm.name}", enc.table_distances(P[kept + geo.offset])
     Dhat = enc.encoding_set(kept, d_model=geo.d, n_heads=geo.n_heads, names=[name], seed=geo.seed)[name]
     return (name if arg is None else f"{name}:{arg}"), Dhat
 

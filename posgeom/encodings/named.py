@@ -11,10 +11,10 @@ from typing import Callable
 import numpy as np
 
 from ..geometry import (
-    STRESS_BOUNDS, classical_mds, encoding_stresses, euclidean_distances, hellinger_matrix, positional_counts,
-    positional_marginals, sequence_intervals,
+    STRESS_BOUNDS, classical_mds, encoding_stresses, euclidean_distances, hellinger_matrix, nested_intervals,
+    positional_counts, positional_marginals, sequence_intervals,
 )
-from ..geometry.stress import REPORTED_NORMALIZATIONS
+from ..geometry.stress import REPORTED_NORMALIZATIONS, StressNormalization
 from ..validation import check_choice, check_choices, check_positive_int
 from .fixed import (
     alibi_distances, alibi_slopes, mds_distances, none_distances, random_distances, rope_distances,
@@ -270,8 +270,8 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
     Returns
     -------
     values : dict
-        ``statistics`` {"<encoding>|<norm>": interval}, ``differences`` {"<a>-<b>|scale_free": interval}
-        for ``differences``, ``n_used``, ``n_kept``.
+        ``statistics`` {encoding: {norm: Interval}}, ``differences`` {a: {b: {"scale_free": Interval}}} for
+        ``differences`` (:func:`posgeom.geometry.nested_intervals`), ``n_used``, ``n_kept``.
     replicates : ndarray of shape (n_used, n_statistics)
     """
     marg = positional_marginals(positional_counts(sequences, n_positions, vocab_size))
@@ -279,17 +279,17 @@ def comparison_intervals(sequences, n_positions: int, vocab_size: int, *, d_mode
     positions = marg.positions
     fixed = comparison_set(D0, positions, d_model=d_model, n_heads=n_heads, seed=seed, learned_table=learned_table)
     pairs = [(e, z) for e in ENCODINGS_COMPARED if e in fixed for z in REPORTED_NORMALIZATIONS]
-    names = [f"{e}|{z}" for e, z in pairs]
 
     def statistics(D):
         # MDS is refitted to each replicate's D; the fixed encodings stay fixed
         table = encoding_stresses(D, {**fixed, **mds_width_distances(D, d_model)})
         return np.array([table[e][z] for e, z in pairs])
 
-    diffs = {f"{a}-{b}|scale_free": (f"{a}|scale_free", f"{b}|scale_free") for a, b in differences
-             if f"{a}|scale_free" in names and f"{b}|scale_free" in names}
-    values, reps = sequence_intervals(D0, sequences, n_positions, vocab_size, positions, statistics, names,
+    sf = StressNormalization.SCALE_FREE
+    diffs = {(a, b, sf): ((a, sf), (b, sf)) for a, b in differences if (a, sf) in pairs and (b, sf) in pairs}
+    values, reps = sequence_intervals(D0, sequences, n_positions, vocab_size, positions, statistics, pairs,
                                       differences=diffs, n_boot=n_boot, n_folds=n_folds, level=level, seed=seed,
                                       groups=groups, bounds=[STRESS_BOUNDS[z] for _, z in pairs], progress=progress)
-    return dict(statistics=values["statistics"], differences=values["differences"], n_used=values["n_used"],
+    return dict(statistics=nested_intervals(values["statistics"]),
+                differences=nested_intervals(values["differences"]), n_used=values["n_used"],
                 n_kept=int(positions.size)), reps

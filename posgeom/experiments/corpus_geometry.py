@@ -16,7 +16,7 @@ import numpy as np
 from .. import geometry as geo
 from ..config import settings_or_default as _settings
 from ..corpora.distances import corpus_distances, resampling_groups
-from ..corpora.identifiers import SyntheticFamily
+from ..corpora.identifiers import Corpus, SyntheticFamily
 from ..corpora.options import CorpusOptions
 from ..corpora.real import data_key
 from ..corpora.synthetic import family_corpus
@@ -24,7 +24,7 @@ from ..corpora.subsets import subset_geometry
 from ..corpora.synthetic.sampling_noise import NoiseScaling, family_geometry, noise_scaling
 from ..encodings import hellinger_kinds_summary, sensitivity_row
 from ..registry import Result
-from ..registry.typed import stored
+from ..registry.typed import build, stored
 from ..validation import check_choices
 from .settings import EncoderShape, NoiseOptions, as_params, by_scale, params_of, store_result
 
@@ -135,38 +135,21 @@ def _family_part(name: str):
 class SyntheticGeometry:
     """A stored ``run_synthetic_geometry``: per family run, its summary and its arrays ``<family>__<name>``.
 
-    ``mu_pop``, ``mu`` (positions × vocabulary): the population's and the sample's marginals; ``D``, ``D_pop``,
-    ``F`` (positions × positions): the sample's and the population's distances and the noise floor; ``reach``.
+    The arrays are families keyed by the family's name (``mu_pop["drift"]``): ``mu_pop``, ``mu`` (positions ×
+    vocabulary), the population's and the sample's marginals; ``D``, ``D_pop``, ``F`` (positions × positions), the
+    sample's and the population's distances and the noise floor; ``reach`` (positions,).
     """
 
+    mu_pop: dict[str, np.ndarray] = stored("{}__mu_pop")
+    mu: dict[str, np.ndarray] = stored("{}__mu")
+    D: dict[str, np.ndarray] = stored("{}__D")
+    D_pop: dict[str, np.ndarray] = stored("{}__D_pop")
+    F: dict[str, np.ndarray] = stored("{}__F")
+    reach: dict[str, np.ndarray] = stored("{}__reach")
     stationary: FamilySummary | None = _family_part("stationary")
     drift: FamilySummary | None = _family_part("drift")
     regimes: FamilySummary | None = _family_part("regimes")
     markov: FamilySummary | None = _family_part("markov")
-    stationary__mu_pop: np.ndarray | None = _family_part("stationary__mu_pop")
-    stationary__mu: np.ndarray | None = _family_part("stationary__mu")
-    stationary__D: np.ndarray | None = _family_part("stationary__D")
-    stationary__D_pop: np.ndarray | None = _family_part("stationary__D_pop")
-    stationary__F: np.ndarray | None = _family_part("stationary__F")
-    stationary__reach: np.ndarray | None = _family_part("stationary__reach")
-    drift__mu_pop: np.ndarray | None = _family_part("drift__mu_pop")
-    drift__mu: np.ndarray | None = _family_part("drift__mu")
-    drift__D: np.ndarray | None = _family_part("drift__D")
-    drift__D_pop: np.ndarray | None = _family_part("drift__D_pop")
-    drift__F: np.ndarray | None = _family_part("drift__F")
-    drift__reach: np.ndarray | None = _family_part("drift__reach")
-    regimes__mu_pop: np.ndarray | None = _family_part("regimes__mu_pop")
-    regimes__mu: np.ndarray | None = _family_part("regimes__mu")
-    regimes__D: np.ndarray | None = _family_part("regimes__D")
-    regimes__D_pop: np.ndarray | None = _family_part("regimes__D_pop")
-    regimes__F: np.ndarray | None = _family_part("regimes__F")
-    regimes__reach: np.ndarray | None = _family_part("regimes__reach")
-    markov__mu_pop: np.ndarray | None = _family_part("markov__mu_pop")
-    markov__mu: np.ndarray | None = _family_part("markov__mu")
-    markov__D: np.ndarray | None = _family_part("markov__D")
-    markov__D_pop: np.ndarray | None = _family_part("markov__D_pop")
-    markov__F: np.ndarray | None = _family_part("markov__F")
-    markov__reach: np.ndarray | None = _family_part("markov__reach")
 
 
 def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTHETIC_FAMILIES) -> Result:
@@ -177,12 +160,10 @@ def run_synthetic_geometry(settings=None, *, force: bool = False, families=SYNTH
     params = params_of(families=list(families), **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
 
     def compute() -> SyntheticGeometry:
-        parts = {}
-        for fam in families:
-            g = family_geometry(fam, **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
-            parts[fam] = FamilySummary(**g.summary)
-            parts.update({f"{fam}__{k}": x for k, x in g.arrays.items()})
-        return SyntheticGeometry(**parts)
+        geometries = {fam: family_geometry(fam, **as_params(cfg.synthetic), **as_params(cfg.noise), seed=settings.seed)
+                      for fam in families}
+        return build(SyntheticGeometry, {fam: g.summary for fam, g in geometries.items()},
+                     {f"{fam}__{k}": x for fam, g in geometries.items() for k, x in g.arrays.items()})
 
     return store_result(settings, "corpus_geometry.synthetic", compute, params, force)
 
@@ -324,27 +305,17 @@ class CorpusKinds:
     geodesic: KindGeometry
     geodesic_over_chord: GeodesicOverChord
 
-    @classmethod
-    def of(cls, values: dict) -> CorpusKinds:
-        """The record of ``hellinger_kinds_summary``'s values."""
-        kinds = {kind: KindGeometry(v["max_D"], v["clipped_mass"], v["full_rank_max_error"],
-                                    {e: StressPair(**s) for e, s in v["stress"].items()})
-                 for kind, v in values.items() if kind != "geodesic_over_chord"}
-        return cls(**kinds, geodesic_over_chord=GeodesicOverChord(**values["geodesic_over_chord"]))
-
 
 @dataclass(frozen=True)
 class HellingerKinds:
-    """A stored ``run_hellinger_kinds``: the drift family and SST-2, and their distances ``<corpus>__<kind>``."""
+    """A stored ``run_hellinger_kinds``: the drift family and SST-2, and their distances ``<corpus>__<kind>``, one
+    family per convention keyed by the corpus (``geodesic["sst2"]``, (n, n))."""
 
     drift: CorpusKinds
     sst2: CorpusKinds
-    drift__chord: np.ndarray
-    drift__normalized: np.ndarray
-    drift__geodesic: np.ndarray
-    sst2__chord: np.ndarray
-    sst2__normalized: np.ndarray
-    sst2__geodesic: np.ndarray
+    chord: dict[str, np.ndarray] = stored("{}__chord")
+    normalized: dict[str, np.ndarray] = stored("{}__normalized")
+    geodesic: dict[str, np.ndarray] = stored("{}__geodesic")
 
 
 def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
@@ -359,14 +330,13 @@ def run_hellinger_kinds(settings=None, *, force: bool = False) -> Result:
                   seed=settings.seed, data=data_key(settings.data_dir))
 
     def compute() -> HellingerKinds:
-        parts = {}
+        values, arrays = {}, {}
         marg = geo.positional_marginals(family_corpus("drift", seed=settings.seed, **as_params(cfg.synthetic)).counts())
-        for name, m in (("drift", marg), ("sst2", None)):
+        for name, m in ((SyntheticFamily.DRIFT, marg), (Corpus.SST2, None)):
             m = m if m is not None else sst2_marginals(settings)[0]
-            values, a = hellinger_kinds_summary(m, m.positions, **as_params(cfg.encoder), seed=settings.seed)
-            parts[name] = CorpusKinds.of(values)
-            parts.update({f"{name}__{k}": x for k, x in a.items()})
-        return HellingerKinds(**parts)
+            values[name], a = hellinger_kinds_summary(m, m.positions, **as_params(cfg.encoder), seed=settings.seed)
+            arrays.update({f"{name}__{k}": x for k, x in a.items()})
+        return build(HellingerKinds, values, arrays)
 
     return store_result(settings, "corpus_geometry.hellinger_kinds", compute, params, force)
 

@@ -107,11 +107,8 @@ def layer_stress(model, means: LayerMeans, D_target, target_positions, min_reach
     residual = np.array([[geo.stress(D, geo.euclidean_distances(X[li]), z, as_distances=True)
                           for z in NORMALIZATIONS] for li in range(n_layers + 1)])
     curves = {**{name: out[f"{name}_pooled"] for name in inputs}, Definition.RESIDUAL: residual}
-    # peak_layers keys "<definition>_<normalisation>"; nested here, as posgeom.geometry's source keys every result
-    flat = peak_layers(curves)
-    peaks = {d: {z: flat[f"{d}_{z}"] for z in NORMALIZATIONS} for d in curves}
     values = {"n_layers": n_layers, "n_heads": H, "d_model": model.config.d_model, "n_positions": int(pos.size),
-              "positions": [int(pos[0]), int(pos[-1])], "map_count": int(means.map_count), "peaks": peaks,
+              "positions": [int(pos[0]), int(pos[-1])], "map_count": int(means.map_count), "peaks": peak_layers(curves),
               "paper_peak_layer": PAPER_PEAK_LAYER, "clipped_max": float(clipped.max())}
     arrays = {**out, "residual": residual, "clipped": clipped, "maps": means.maps, "positions": pos,
               "reach": means.reach[pos], "D": D}

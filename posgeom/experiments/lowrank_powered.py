@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..config import resolve_device, settings_or_default as _settings
-from ..encodings.identifiers import Encoding
 from ..geometry.intervals import MIN_SEEDS, SeedInterval, paired_difference
 from ..models.batches import SCALE_PADDING
 from ..models.comparison import train_one
 from ..models.threads import torch_threads
 from ..registry import Result
+from ..validation import check_choices
 from . import lowrank_training as lt
+from .lowrank_training import TrainedTable
 from .paired_design import PairedDesign, PairedOutcome, PairedSeed, run_paired_design
 from .settings import as_params, store_result
 
@@ -41,8 +42,8 @@ class PoweredDesign:
     #: A run "stalled" when its final training loss stays above this many nats: a table that fits the task
     #: ends below 0.015, a stalled one above 0.2.
     stalled_loss: float = 0.05
-    #: The two tables of the gap, labels of :data:`posgeom.experiments.lowrank_training.TRAIN_ENCODINGS`.
-    encodings: tuple[str, str] = (Encoding.LEARNED, "lowrank r=1")
+    #: The two tables of the gap, a - b (:class:`~posgeom.experiments.lowrank_training.TrainedTable`).
+    encodings: tuple[TrainedTable, TrainedTable] = (TrainedTable.LEARNED, TrainedTable.LOWRANK_R1)
 
 
 #: The design, the same at every scale (the smallest model that keeps C5's conditions is a CPU model).
@@ -62,7 +63,7 @@ class LowrankPoweredRecord(PairedOutcome):
 
     pilot: tuple[PoweredSeed, ...]
     runs: tuple[PoweredSeed, ...]
-    stalled: dict[str, tuple[int, ...]]  # per table, the seeds whose run stalled
+    stalled: dict[TrainedTable, tuple[int, ...]]  # per table, the seeds whose run stalled
     fitted_gap: SeedInterval | None  # the interval where neither table stalled; None under MIN_SEEDS seeds
     device: str
 
@@ -81,10 +82,7 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
     settings = _settings(settings)
     design = POWERED_DESIGN if design is None else design
     cfg = lt.TRAIN_CONFIGS["quick"]  # the smallest model and task that keep the claim's conditions
-    labels = {label for label, _, _ in lt.TRAIN_ENCODINGS}
-    unknown = [e for e in design.encodings if e not in labels]
-    if unknown:
-        raise ValueError(f"unknown encodings {unknown}; valid labels are {sorted(labels)}")
+    tables = [TrainedTable(e) for e in check_choices(design.encodings, "encoding", tuple(TrainedTable))]
     design.paired.check()
     device = resolve_device(settings.device)
     # no data key: the task is synthetic, so a result stored with the book's copies is found with the hub too
@@ -97,24 +95,22 @@ def run_lowrank_powered(settings=None, *, force: bool = False, design: PoweredDe
 
     def _compute():
         train_data, test_data, D_task, vocab, n = lt.task_data("synthetic", settings, cfg)
-        options = {label: (position, opts) for label, position, opts in lt.TRAIN_ENCODINGS}
 
         def measure(seed: int) -> dict:
             """Both tables trained from the same seed: ``a``, ``b`` their test accuracies."""
-            tables = []
-            for label in design.encodings:
-                position, opts = options[label]
-                r = train_one(train_data, test_data, D_task, position=position, options=opts,
+            trained = []
+            for table in tables:
+                r = train_one(train_data, test_data, D_task, position=table.encoding, options=table.options,
                               model_cfg=as_params(cfg.model), vocab_size=vocab, n_positions=n, steps=design.steps,
                               batch_size=cfg.batch_size, lr=cfg.lr, seed=settings.seed + seed, device=device,
                               padding=SCALE_PADDING["quick"])
-                tables.append(dict(r, encoding=label, seed=int(seed)))
-            return dict(a=tables[0]["test_accuracy"], b=tables[1]["test_accuracy"], tables=tables)
+                trained.append(dict(r, encoding=table, seed=int(seed)))
+            return dict(a=trained[0]["test_accuracy"], b=trained[1]["test_accuracy"], tables=trained)
 
         values = run_paired_design(measure, design.paired, bounds=(-1.0, 1.0), desc="C5 design")
         runs = table_runs(values["runs"])
         stalled = {e: sorted(r["seed"] for r in runs if r["encoding"] == e and r["final_train_loss"] > design.stalled_loss)
-                   for e in design.encodings}
+                   for e in tables}
         fitted = [r for r in values["runs"] if not any(r["seed"] in seeds for seeds in stalled.values())]
         # the gap where both tables fitted the task: where the gap over all seeds comes from
         fitted_gap = (paired_difference([r["a"] for r in fitted], [r["b"] for r in fitted], design.paired.level,

@@ -3,6 +3,7 @@ r"""Training the low-rank module $P = A C^\top$ against a full learned table and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -21,21 +22,27 @@ from . import corpus_geometry as cg
 from ..validation import check_choices
 from .settings import ModelShape, TrainingOptions, as_params, by_scale, store_result
 
-__all__ = ["TRAIN_ENCODINGS", "TRAIN_GAPS", "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions",
+__all__ = ["TrainedTable", "TRAIN_GAPS", "task_data", "run_lowrank_training", "TRAIN_CONFIGS", "TrainOptions",
            "SyntheticTask", "SST2Task", "TrainModel", "TrainSteps", "LEVEL", "TableRun", "TrainingRun",
            "EncodingAccuracy", "LowrankTrainingRecord"]
 
-#: The encodings of the training comparison: (label, ``EncoderConfig.position``, its options).
-#: The low-rank factors start at ``sigma = 0.2`` (entries of $P$ with standard deviation 0.2): with
-#: BERT's 0.02 both factors start small and each one's gradient is scaled by the other, so training
-#: starts slowly; ``"lowrank r=1 (σ 0.02)"`` keeps that initialisation to show the effect.
-TRAIN_ENCODINGS = (
-    (Encoding.NONE, Encoding.NONE, {}),
-    (Encoding.SINUSOIDAL, Encoding.SINUSOIDAL, {}),
-    ("lowrank r=1 (σ 0.02)", Encoding.LOWRANK, {"rank": 1, "sigma": 0.02}),
-    ("lowrank r=1", Encoding.LOWRANK, {"rank": 1, "sigma": 0.2}),
-    (Encoding.LEARNED, Encoding.LEARNED, {}),
-)
+
+class TrainedTable(StrEnum):
+    """A table of the training comparison, in its order: its ``EncoderConfig.position`` (:attr:`encoding`), its
+    options (:attr:`options`) and the text figures show (:attr:`label`). The low-rank factors start at ``sigma = 0.2``
+    (entries of $P$ with standard deviation 0.2): with BERT's 0.02 both factors start small and each one's gradient
+    is scaled by the other, so training starts slowly; ``LOWRANK_R1_SMALL_INIT`` keeps that initialisation."""
+
+    def __new__(cls, value: str, label: str, encoding: Encoding, options: dict):
+        table = str.__new__(cls, value)
+        table._value_, table.label, table.encoding, table.options = value, label, encoding, options
+        return table
+
+    NONE = "none", "none", Encoding.NONE, {}
+    SINUSOIDAL = "sinusoidal", "sinusoidal", Encoding.SINUSOIDAL, {}
+    LOWRANK_R1_SMALL_INIT = "lowrank_r1_sigma0.02", "lowrank r=1 (σ 0.02)", Encoding.LOWRANK, {"rank": 1, "sigma": 0.02}
+    LOWRANK_R1 = "lowrank_r1", "lowrank r=1", Encoding.LOWRANK, {"rank": 1, "sigma": 0.2}
+    LEARNED = "learned", "learned", Encoding.LEARNED, {}
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,8 @@ class TrainOptions(TrainingOptions):
     sst2: SST2Task = SST2Task()
     model: TrainModel = TrainModel()
     steps: TrainSteps = TrainSteps()
-    sst2_encodings: tuple[str, ...] = (Encoding.NONE, Encoding.SINUSOIDAL, "lowrank r=1", Encoding.LEARNED)
+    sst2_encodings: tuple[TrainedTable, ...] = (TrainedTable.NONE, TrainedTable.SINUSOIDAL, TrainedTable.LOWRANK_R1,
+                                                TrainedTable.LEARNED)
     sst2_seeds: tuple[int, ...] = (0, 1)
 
 
@@ -96,19 +104,20 @@ TRAIN_CONFIGS = by_scale(
     model={"d_model": 768, "n_layers": 12, "n_heads": 12, "d_ff": 3072, "dropout": 0.1,
            "attention_dropout": 0.1, "type_vocab_size": 2, "pooling": "cls"},
     steps={"synthetic": 500, "sst2": 1_500}, batch_size=128, lr=2e-5,
-    sst2_encodings=tuple(label for label, _, _ in TRAIN_ENCODINGS), sst2_seeds=(0, 1, 2),
+    sst2_encodings=tuple(TrainedTable), sst2_seeds=(0, 1, 2),
 )
 
 
-#: Accuracy gaps between encodings judged by their interval over seeds: (a, b) for accuracy(a) - accuracy(b).
-TRAIN_GAPS = ((Encoding.LEARNED, "lowrank r=1"), (Encoding.LEARNED, Encoding.SINUSOIDAL), ("lowrank r=1", Encoding.NONE))
+#: Accuracy gaps between tables judged by their interval over seeds: (a, b) for accuracy(a) - accuracy(b).
+TRAIN_GAPS = ((TrainedTable.LEARNED, TrainedTable.LOWRANK_R1), (TrainedTable.LEARNED, TrainedTable.SINUSOIDAL),
+              (TrainedTable.LOWRANK_R1, TrainedTable.NONE))
 
 
 @dataclass(frozen=True)
 class TableRun:
-    """One classifier trained with one table (``posgeom.models.comparison.train_one``), its label and seed."""
+    """One classifier trained with one table (``posgeom.models.comparison.train_one``), the table and seed."""
 
-    encoding: str  # a label of TRAIN_ENCODINGS
+    encoding: TrainedTable
     seed: int
     test_loss: float
     test_accuracy: float
@@ -142,9 +151,9 @@ class LowrankTrainingRecord:
     """A stored ``run_lowrank_training``: every run, and per task each encoding's accuracy and the gaps."""
 
     runs: tuple[TrainingRun, ...]
-    summary: dict[str, dict[str, EncodingAccuracy]]  # task → encoding label → over seeds
-    # task → "<a> - <b>" of TRAIN_GAPS (as stored) → the interval over seeds, or a spread where too few seeds ran
-    gaps: dict[str, dict[str, SeedInterval | dict[str, Any]]]
+    summary: dict[str, dict[TrainedTable, EncodingAccuracy]]  # task → table → over seeds
+    # task → a → b of TRAIN_GAPS → the interval of accuracy(a) - accuracy(b) over seeds, or a spread (too few seeds)
+    gaps: dict[str, dict[TrainedTable, dict[TrainedTable, SeedInterval | dict[str, Any]]]]
     level: float
     device: str
 
@@ -193,9 +202,10 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
     cfg = TRAIN_CONFIGS[settings.scale]
     level = LEVEL
     tasks = check_choices(tasks, "task", ("synthetic", "sst2"))
+    sst2_tables = check_choices(cfg.sst2_encodings, "SST-2 encoding", tuple(TrainedTable))
     device = resolve_device(settings.device)
     params = dict(as_params(cfg), tasks=list(tasks), seed=settings.seed, data=data_key(settings.data_dir),
-                  encodings=[list(e[:2]) + [e[2]] for e in TRAIN_ENCODINGS])
+                  encodings=[[table, table.encoding, table.options] for table in TrainedTable])
 
     def compute():
         with torch_threads(1, device):  # tiny models: one thread is as fast and leaves the other core free
@@ -205,17 +215,16 @@ def run_lowrank_training(settings=None, *, force: bool = False, tasks=("syntheti
         runs = []
         for task in tasks:
             train_data, test_data, D_task, vocab, n = task_data(task, settings, cfg)
-            chosen = TRAIN_ENCODINGS if task == "synthetic" else \
-                [e for e in TRAIN_ENCODINGS if e[0] in cfg.sst2_encodings]
+            chosen = [table for table in TrainedTable if task == "synthetic" or table in sst2_tables]
             for seed in (cfg.seeds if task == "synthetic" else cfg.sst2_seeds):
-                for label, position, options in chosen:
-                    r = train_one(train_data, test_data, D_task, position=position, options=options,
+                for table in chosen:
+                    r = train_one(train_data, test_data, D_task, position=table.encoding, options=table.options,
                                   model_cfg=as_params(cfg.model), vocab_size=vocab, n_positions=n,
                                   steps=getattr(cfg.steps, task), batch_size=cfg.batch_size, lr=cfg.lr, seed=settings.seed + seed, device=device,
                                   padding=SCALE_PADDING[settings.scale])
-                    runs.append(dict(r, task=task, encoding=label, seed=int(seed)))
-        summary = {t: {label: EncodingAccuracy(**acc)
-                       for label, acc in summarise_seeds([r for r in runs if r["task"] == t]).items()} for t in tasks}
+                    runs.append(dict(r, task=task, encoding=table, seed=int(seed)))
+        summary = {t: {table: EncodingAccuracy(**acc)
+                       for table, acc in summarise_seeds([r for r in runs if r["task"] == t]).items()} for t in tasks}
         gaps = {t: accuracy_gaps([r for r in runs if r["task"] == t], TRAIN_GAPS, level) for t in tasks}
         return LowrankTrainingRecord(runs=tuple(TrainingRun(**r) for r in runs), summary=summary, gaps=gaps,
                                      level=level, device=device)

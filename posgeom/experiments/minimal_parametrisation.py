@@ -25,12 +25,12 @@ from ..geometry.stress import REPORTED_NORMALIZATIONS
 from ..registry import Result
 from ..registry.typed import build, stored
 from . import corpus_geometry as cg
-from .lowrank_training import LEVEL, TRAIN_CONFIGS, TRAIN_ENCODINGS, TrainOptions, run_lowrank_training
+from .lowrank_training import LEVEL, TRAIN_CONFIGS, TrainedTable, TrainOptions, run_lowrank_training
 from .settings import as_params, by_scale, store_result
 
 __all__ = [
     "CONFIGS", "run_effective_rank", "run_stress_vs_rank", "RANK_KEYS", "run_c5", "run_lowrank_training",
-    "TRAIN_ENCODINGS", "RANK_VALIDATION", "RankValidation", "run_rank_validation", "MinimalOptions", "C5Options",
+    "TrainedTable", "RANK_VALIDATION", "RankValidation", "run_rank_validation", "MinimalOptions", "C5Options",
     "run_c5_draws", "PlantedRank", "StoredValidation", "C5Reduction", "C5Record", "C5Draw", "C5DrawsRecord",
     "CorpusStresses", "StressVsRankRecord", "RankReadings", "FamilyRanks", "SST2Ranks", "StoredRanks",
 ]

@@ -31,7 +31,7 @@ from .monotonicity_ntk import NTK_CONFIGS, REGIMES, NTKOptions, NTKRecord, NTKRe
 from ..geometry.bootstrap import Interval
 from .real_corpora_geometry import CorpusIntervals
 from .settings import as_params, by_scale, records, store_result
-from .table_rows import TableRow, fitted_row_ids, nested_intervals, row_label
+from .table_rows import TableRow, row_label
 
 
 #: The paper's violation rate of P_MDS (claim C9).
@@ -163,11 +163,9 @@ def monotonicity_rows(D, R, positions, n_all: int, cfg: MonotonicityOptions, rc_
     rows.append({"row": Encoding.RANDOM, "rank": None,
                  "options": f"d={e.d_model}, sigma={cfg.random_sigma}, {len(cfg.random_seeds)} seeds",
                  **geo.mean_sd(rand, ("violation_rate", "spearman", "violation_rate_resolvable")), "tied_fraction": 0.0})
-    fitted_rows = fitted_row_ids(smacof_ranks=cfg.smacof_ranks)
     for f in geo.fitted_embeddings(D, smacof_ranks=cfg.smacof_ranks, max_iter=rc_cfg.smacof.max_iter,
                                    eps=rc_cfg.smacof.eps):
-        row, rank = fitted_rows[f.name]
-        add(row, f.options, f.distances, rank)
+        add(f.row, f.options, f.distances, f.rank)
     if marginals is not None:
         lin = geo.linear_predictions(marginals)
         add(TableRow.NTK_MARGINALS, "||mu_i - mu_j||_2 (G = I)", lin["marginals_l2"])
@@ -268,8 +266,8 @@ def run_violation_intervals(settings: Settings | None = None, *, corpus: str = C
             seed=settings.seed, differences={(a, b): (a, b) for a, b in INTERVAL_DIFFERENCES},
             groups=resampling_groups(cd.options, data_dir=settings.data_dir, source=source), bounds=(0.0, 1.0),  # rates
             progress=f"violation bootstrap {corpus}")
-        return ViolationIntervalsRecord.of(opts, icfg, out, reps, statistics=nested_intervals(out["statistics"]),
-                                           differences=nested_intervals(out["differences"]), mds_rank=k)
+        return ViolationIntervalsRecord.of(opts, icfg, out, reps, statistics=geo.nested_intervals(out["statistics"]),
+                                           differences=geo.nested_intervals(out["differences"]), mds_rank=k)
 
     return store_result(settings, f"monotonicity_violation_intervals_{corpus}", compute, params, force,
                         model=settings.pretrained)

@@ -26,7 +26,6 @@ from ..registry.typed import build, stored
 from . import corpus_geometry as cg
 from .corpus_geometry import StressPair
 from .settings import EncoderShape, IntervalOptions, SmacofOptions, as_params, by_scale, params_of, store_result
-from .table_rows import nested_intervals
 
 __all__ = [
     "CONFIGS", "OptimalEncodingSettings", "Walkthrough", "INTERVAL_DIFFERENCES", "AlgorithmSteps", "StoredComparison",
@@ -167,17 +166,6 @@ class ComparisonIntervals:
     replicates: dict[str, np.ndarray] = stored("{}__replicates")  # (n_used, n_statistics)
 
 
-def _by_identifier(values: dict) -> dict:
-    """The intervals of :func:`posgeom.encodings.comparison_intervals` nested by identifier (it names them
-    ``"<encoding>|<norm>"`` and ``"<a>-<b>|<norm>"``; no encoding's identifier holds ``|`` or ``-``)."""
-    statistics = {tuple(name.split("|")): iv for name, iv in values["statistics"].items()}
-    differences = {}
-    for name, iv in values["differences"].items():
-        pair, norm = name.split("|")
-        differences[(*pair.split("-"), norm)] = iv
-    return {"statistics": nested_intervals(statistics), "differences": nested_intervals(differences)}
-
-
 def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
     r"""Bootstrap intervals over sequences for the stress table of :func:`run_encoding_comparison`.
 
@@ -206,7 +194,6 @@ def run_comparison_intervals(settings=None, *, force: bool = False) -> Result:
                 *args, **as_params(encoder), **as_params(cfg.intervals), seed=settings.seed,
                 differences=INTERVAL_DIFFERENCES,
                 progress=f"bootstrap {name}", **extra)
-            values[name].update(_by_identifier(values[name]))
         return build(ComparisonIntervals, values, arrays)
 
     return store_result(settings, "optimal_encoding.comparison_intervals", compute, params, force,

@@ -207,7 +207,7 @@ class RecordedOptions:
 class CorpusIntervals:
     """Bootstrap intervals over a real corpus's sequences (:func:`posgeom.geometry.sequence_intervals`), as stored;
     each subclass declares its ``statistics`` and ``differences``, nested by identifier
-    (:func:`posgeom.experiments.table_rows.nested_intervals`)."""
+    (:func:`posgeom.geometry.nested_intervals`)."""
 
     options: RecordedOptions
     interval: IntervalOptions

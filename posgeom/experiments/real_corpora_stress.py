@@ -29,7 +29,7 @@ from .real_corpora_geometry import (
     corpus_source, run_corpus_geometry,
 )
 from .settings import as_params, records, store_result
-from .table_rows import TableRow, fitted_row_ids, nested_intervals, row_label
+from .table_rows import TableRow, row_label
 
 #: The fixed encodings of the stress table (:func:`posgeom.encodings.encoding_set`), in its row order.
 STRESS_ENCODINGS = (Encoding.SINUSOIDAL, Encoding.ROPE, Encoding.ALIBI, Encoding.ALIBI_KERNEL_RULE,
@@ -196,10 +196,8 @@ def stress_rows(D, R, positions, n_all: int, cfg, *, pretrained: tuple[str, np.n
                  "options": f"d={e.d_model}, sigma={e.random_sigma}, {len(e.random_seeds)} seeds", **geo.mean_sd(rand)})
     fitted = geo.fitted_embeddings(D, cfg.mds_ranks, cfg.smacof.ranks, full_rank=True, max_iter=cfg.smacof.max_iter,
                                    eps=cfg.smacof.eps)
-    fitted_rows = fitted_row_ids(cfg.mds_ranks, cfg.smacof.ranks)
     for f in fitted:
-        row, rank = fitted_rows[f.name]
-        add(row, f.options, f.distances, rank)
+        add(f.row, f.options, f.distances, f.rank)
     add(Encoding.NONE, "all distances 0", np.zeros_like(D))
     details = {"best_head": best, "worst_head": worst, "alibi_head_paper": heads["paper"],
                "alibi_head_scale_free": heads["scale_free"], "alibi_slopes": slopes, "smacof_k": np.asarray(cfg.smacof.ranks),
@@ -309,8 +307,8 @@ def run_stress_intervals(settings: Settings | None = None, *, corpus: str = Corp
             differences={(a, b, z): ((a, z), (b, z)) for a, b, z in INTERVAL_DIFFERENCES},
             groups=resampling_groups(opts, data_dir=settings.data_dir, source=source),
             bounds=[geo.STRESS_BOUNDS[z] for _, z in INTERVAL_STATISTICS], progress=f"bootstrap {corpus}")
-        return StressIntervalsRecord.of(opts, icfg, out, reps, statistics=nested_intervals(out["statistics"]),
-                                        differences=nested_intervals(out["differences"]), best_head=best)
+        return StressIntervalsRecord.of(opts, icfg, out, reps, statistics=geo.nested_intervals(out["statistics"]),
+                                        differences=geo.nested_intervals(out["differences"]), best_head=best)
 
     return store_result(settings, f"real_corpora_stress_intervals_{corpus}", compute, params, force)
 

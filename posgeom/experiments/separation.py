@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 
@@ -35,8 +35,9 @@ from .settings import ModelShape, SeparationTraining, as_params, by_scale, store
 __all__ = [
     "CONFIGS", "SeparationSettings", "SyntheticCorpus", "RealCorpus", "RealCorpora", "SeparationTraining",
     "GapOptions", "CORPORA", "SYNTHETIC_CORPORA", "TASKS", "INITS", "Spread", "TableAtStart", "TableAtEnd",
-    "RandomReference", "StoredSeparation", "SeparationAtN", "StoredPretrainedSeparation", "separation_data", "final_separation_interval", "run_separation",
-    "run_pretrained_separation", "Setup", "SETUPS", "headline_corpora", "chapter_run_count", "run_chapter",
+    "RandomReference", "StoredSeparation", "SeparationAtN", "StoredPretrainedSeparation", "separation_data",
+    "final_separation_interval", "run_separation", "run_pretrained_separation", "Setup", "SETUPS", "ChapterRuns",
+    "headline_corpora", "chapter_run_count", "run_chapter",
 ]
 
 #: The synthetic families trained on (the bag-of-tokens task is defined on them only).
@@ -212,12 +213,13 @@ class SeparationAtN:
 
 @dataclass(frozen=True)
 class StoredPretrainedSeparation:
-    """A stored :func:`run_pretrained_separation`: per ``n`` as text; each row's nearest other row (N_max,)."""
+    """A stored :func:`run_pretrained_separation`: the separation over the first ``n`` positions per ``n``; each row's
+    nearest other row (N_max,)."""
 
     pretrained: str
     max_positions: int
     width: int
-    by_n: dict[str, SeparationAtN]
+    by_n: dict[int, SeparationAtN]  # by the number of first positions
     nearest: np.ndarray
     nearest_index: np.ndarray
 
@@ -359,33 +361,43 @@ def run_pretrained_separation(settings=None, *, force: bool = False, positions=N
         P = pm.position_table()
         by_n, nearest = pretrained_separation(P, positions, seed=settings.seed)
         return StoredPretrainedSeparation(pm.name, int(P.shape[0]), int(P.shape[1]),
-                                          {n: SeparationAtN(**row) for n, row in by_n.items()}, **nearest)
+                                          {int(n): SeparationAtN(**row) for n, row in by_n.items()}, **nearest)
 
     return store_result(settings, "separation.pretrained", compute, params, force, model=settings.pretrained)
 
 
-class Setup(Enum):
+class Setup(StrEnum):
     """The three setups of the tied-start and weight-decay runs: conditions hold, stationary corpus, control.
 
-    ``label`` is the name the stored results carry (``"tied <label>"``, ``"decay <label>"``, the keys of
-    ``separation.converged``'s values).
+    A member is its identifier (``Setup.HOLD == "hold"``), the key of the stored results; ``label`` is for display.
     """
 
-    HOLD = ("conditions hold", SyntheticFamily.DRIFT, "mlm")
-    STATIONARY = ("stationary corpus", SyntheticFamily.STATIONARY, "mlm")
-    CONTROL = ("order-insensitive loss", SyntheticFamily.DRIFT, "bag")
+    HOLD = "hold", "conditions hold", SyntheticFamily.DRIFT, "mlm"
+    STATIONARY = "stationary", "stationary corpus", SyntheticFamily.STATIONARY, "mlm"
+    CONTROL = "control", "order-insensitive loss", SyntheticFamily.DRIFT, "bag"
 
-    def __init__(self, label: str, corpus: str, task: str):
-        self.label, self.corpus, self.task = label, corpus, task
+    def __new__(cls, value: str, label: str, corpus: str, task: str):
+        member = str.__new__(cls, value)
+        member._value_, member.label, member.corpus, member.task = value, label, corpus, task
+        return member
 
     def run(self) -> dict[str, str]:
         """The keywords of :func:`run_separation` that make this setup."""
         return {"corpus": self.corpus, "task": self.task}
 
 
-#: ``{label: run_separation's keywords}`` of each :class:`Setup`: the form the parameters of
+#: ``{setup: run_separation's keywords}`` of each :class:`Setup`: the form the parameters of
 #: ``separation.converged`` record.
-SETUPS = {setup.label: setup.run() for setup in Setup}
+SETUPS = {setup: setup.run() for setup in Setup}
+
+
+@dataclass(frozen=True)
+class ChapterRuns:
+    """Every training run of the chapter: the headline runs by corpus, the tied-start and weight-decay runs by setup."""
+
+    headline: dict[str, Result]
+    tied: dict[Setup, Result]
+    decay: dict[Setup, Result]
 
 
 def headline_corpora(scale: str) -> tuple[str, ...]:
@@ -399,14 +411,14 @@ def chapter_run_count(scale: str) -> int:
     return len(headline_corpora(scale)) * len(conf.headline_seeds) + 2 * len(Setup) * len(conf.seeds)
 
 
-def run_chapter(settings=None, *, force: bool = False) -> dict[str, Result]:
-    """Every training run of the chapter, by name (the entry point ``posgeom reproduce`` runs under ``torchrun``)."""
+def run_chapter(settings=None, *, force: bool = False) -> ChapterRuns:
+    """Every training run of the chapter (the entry point ``posgeom reproduce`` runs under ``torchrun``)."""
     settings = _settings(settings)
     conf = CONFIGS[settings.scale]
-    out = {f"headline {c}": run_separation(settings, corpus=c, seeds=conf.headline_seeds, force=force)
-           for c in headline_corpora(settings.scale)}
+    headline = {c: run_separation(settings, corpus=c, seeds=conf.headline_seeds, force=force)
+                for c in headline_corpora(settings.scale)}
+    tied, decay = {}, {}
     for setup in Setup:
-        out[f"tied {setup.label}"] = run_separation(settings, init="tied", force=force, **setup.run())
-        out[f"decay {setup.label}"] = run_separation(settings, weight_decay=conf.weight_decay, force=force,
-                                                     **setup.run())
-    return out
+        tied[setup] = run_separation(settings, init="tied", force=force, **setup.run())
+        decay[setup] = run_separation(settings, weight_decay=conf.weight_decay, force=force, **setup.run())
+    return ChapterRuns(headline, tied, decay)

@@ -63,15 +63,16 @@ class ConvergedDesign:
 class ConvergedSeed(PairedSeed):
     """One seed: ``a``, ``b`` log10 separations over the resolved pairs (conditions hold, stationary corpus).
 
-    The per-setup mappings are keyed by the setup's label; ``unresolved`` is the same difference over the
-    unresolved pairs, ``control`` the order-insensitive control's separation over the resolved pairs.
+    The per-setup mappings are keyed by :class:`~posgeom.experiments.separation.Setup`; ``unresolved`` is the same
+    difference over the unresolved pairs, ``control`` the order-insensitive control's separation over the resolved
+    pairs.
     """
 
     control: float
     unresolved: float
-    sep_all: dict[str, float]   # final separation over every pair
-    median: dict[str, float]    # final median distance
-    loss: dict[str, float]      # training loss over the last ``every`` steps
+    sep_all: dict[Setup, float]   # final separation over every pair
+    median: dict[Setup, float]    # final median distance
+    loss: dict[Setup, float]      # training loss over the last ``every`` steps
     order_spearman: float       # of the run under the conditions
 
 
@@ -158,10 +159,9 @@ def run_separation_converged(settings=None, *, force: bool = False, design: Conv
                                     seeds=(seed,), shape=shape, **as_params(training), device=device, threads=1,
                                     progress=False)
             finals[setup] = runs.final_distances[0]
-            # stored under the setup's label, as before
-            out["sep_all"][setup.label] = float(runs.separation[0, -1])
-            out["median"][setup.label] = float(runs.median_distance[0, -1])
-            out["loss"][setup.label] = float(runs.loss[0, -design.every:].mean())
+            out["sep_all"][setup] = float(runs.separation[0, -1])
+            out["median"][setup] = float(runs.median_distance[0, -1])
+            out["loss"][setup] = float(runs.loss[0, -design.every:].mean())
             if setup is Setup.HOLD:
                 out["order_spearman"] = float(runs.order_spearman[0, -1])
         # log10 sep_R(P_hold) − log10 sep_R(P_stationary): the separation over the resolved pairs against the floor

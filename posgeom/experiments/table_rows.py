@@ -1,4 +1,4 @@
-"""The rows of the real-corpora tables (stress, monotonicity) and their bootstrap intervals, by identifier.
+"""The rows of the real-corpora tables (stress, monotonicity) by identifier, which key their bootstrap intervals too.
 
 A row is named by an :class:`~posgeom.encodings.identifiers.Encoding` (the fixed encodings, classical MDS, the
 random tables, no positions) or by a :class:`TableRow` (what is not an encoding: ALiBi's chosen heads, the learned
@@ -11,10 +11,8 @@ from __future__ import annotations
 from enum import StrEnum
 
 from ..encodings.identifiers import Encoding
-from ..geometry.bootstrap import Interval
-from ..geometry.fitted import mds_row, smacof_row
 
-__all__ = ["TableRow", "row_label", "fitted_row_ids", "nested_intervals"]
+__all__ = ["TableRow", "row_label"]
 
 
 class TableRow(StrEnum):
@@ -54,28 +52,7 @@ _LABELS = {
 def row_label(row: str, rank: int | None = None) -> str:
     """The text a table shows for the row ``row`` (at ``rank``): ``"MDS (rank 3)"``, ``"alibi (best head)"``, ..."""
     if row == Encoding.MDS:
-        return mds_row(rank)
+        return "MDS (full rank)" if rank is None else f"MDS (rank {int(rank)})"
     if row == TableRow.SMACOF:
-        return smacof_row(rank)
+        return f"SMACOF (rank {int(rank)})"
     return _LABELS.get(row, str(row))
-
-
-def fitted_row_ids(mds_ranks=(), smacof_ranks=()) -> dict[str, tuple[str, int | None]]:
-    """``{name: (row, rank)}`` of the embeddings :func:`posgeom.geometry.fitted_embeddings` names, full-rank MDS
-    included: its names are these rows' labels (:func:`row_label`)."""
-    rows = [(Encoding.MDS, None), *((Encoding.MDS, int(k)) for k in mds_ranks),
-            *((TableRow.SMACOF, int(k)) for k in smacof_ranks)]
-    return {row_label(row, rank): (row, rank) for row, rank in rows}
-
-
-def nested_intervals(flat: dict) -> dict:
-    """``{(k1, ..., kn): interval}`` (as ``sequence_intervals`` returns them, keyed by tuples of identifiers) as
-    nested mappings ``{k1: ... {kn: Interval}}``; a key that is not a tuple is one level."""
-    out: dict = {}
-    for key, interval in flat.items():
-        *outer, last = key if isinstance(key, tuple) else (key,)
-        node = out
-        for part in outer:
-            node = node.setdefault(part, {})
-        node[last] = Interval.from_dict(interval)
-    return out

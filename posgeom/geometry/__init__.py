@@ -6,14 +6,14 @@ numpy/scipy, and numba for the compiled loops (imported on first use); imports n
 from .agreement import mds_monotonicity_curve, monotonicity_of
 from .bootstrap import (
     Interval, bootstrap_intervals, difference_bounds, difference_interval, fold_bootstrap, interval_text,
-    percentile_interval, percentile_intervals, sequence_intervals,
+    nested_intervals, percentile_interval, percentile_intervals, sequence_intervals,
 )
 from .counting import positional_counts
 from .counts import PositionalCounts
 from .entries import encoding_stresses, offdiag, offset_profiles, rms_offdiag
 from .fourier import circulant_eigenvalues, fourier_basis, fourier_match
 from .hellinger import HELLINGER_KINDS, euclidean_distances, hellinger_distance, hellinger_matrix, sqrt_marginals
-from .fitted import FittedEmbedding, fitted_embeddings
+from .fitted import FittedEmbedding, FittedMethod, fitted_embeddings
 from .intervals import MIN_SEEDS, SeedInterval, draws_summary, mean_sd, paired_difference, seed_interval, spread
 from .marginals import PositionalMarginals, positional_marginals
 from .mds import (
@@ -51,7 +51,7 @@ from .circulant import SHIFT_BOUNDS, SHIFT_STATISTICS, shift_intervals, shift_st
 __all__ = [
     # bootstrap over sequences
     "Interval", "percentile_interval", "percentile_intervals", "fold_bootstrap", "bootstrap_intervals",
-    "difference_interval",
+    "difference_interval", "nested_intervals",
     # counts and marginals
     "PositionalCounts", "positional_counts", "PositionalMarginals", "positional_marginals",
     # distances
@@ -82,8 +82,8 @@ __all__ = [
     "rank_one_report", "eigen_fraction", "line_fit_error", "null_eigenvalues", "rank_above_noise", "monotonicity_of",
     "mds_monotonicity_curve", "TableGeometry", "table_geometry", "offset_profiles", "alibi_parabola",
     "alibi_paper_stress", "alibi_slopes_for", "SLOPE_RULES", "slope_for", "head_slope_choices", "alibi_choices",
-    "line_stresses", "FittedEmbedding", "fitted_embeddings", "linear_predictions", "sequence_intervals", "mean_sd",
-    "stress_pair", "interval_text", "difference_bounds",
+    "line_stresses", "FittedMethod", "FittedEmbedding", "fitted_embeddings", "linear_predictions", "sequence_intervals",
+    "mean_sd", "stress_pair", "interval_text", "difference_bounds",
     # summaries of a counted corpus's geometry, and their spread over random draws
     "resolvable_summary", "corpus_geometry_values", "rank_report", "DRAW_STATISTICS", "draw_statistics",
     "spread_columns", "resolvable_draws", "CORPUS_DRAW_STATISTICS", "corpus_draw_statistics",

@@ -21,7 +21,7 @@ from .hellinger import hellinger_matrix
 from .rank import fold_counts
 
 __all__ = ["interval_text", "difference_bounds", "Interval", "percentile_interval", "percentile_intervals", "fold_bootstrap", "bootstrap_intervals",
-           "difference_interval", "sequence_intervals"]
+           "difference_interval", "sequence_intervals", "nested_intervals"]
 
 #: A bias counts as found when it exceeds this many Monte-Carlo standard errors of the bootstrap mean:
 #: two standard errors is the usual 95 % two-sided margin, so a bias below it is indistinguishable from the
@@ -352,3 +352,16 @@ def sequence_intervals(D, sequences, n_positions: int, vocab_size: int, position
              for key, (a, b) in (differences or {}).items()}
     return {"n_used": int(len(reps)), "statistics": {n: iv.as_dict() for n, iv in zip(names, intervals)},
             "differences": diffs}, reps
+
+
+def nested_intervals(flat: dict) -> dict:
+    """``{(k1, ..., kn): interval}`` (as ``sequence_intervals`` returns them, keyed by tuples of identifiers) as
+    nested mappings ``{k1: ... {kn: Interval}}``; a key that is not a tuple is one level."""
+    out: dict = {}
+    for key, interval in flat.items():
+        *outer, last = key if isinstance(key, tuple) else (key,)
+        node = out
+        for part in outer:
+            node = node.setdefault(part, {})
+        node[last] = Interval.from_dict(interval)
+    return out

@@ -5,6 +5,7 @@ reference rows of a table that scores encodings against $D$.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -12,24 +13,23 @@ from .hellinger import euclidean_distances
 from .mds import classical_mds
 from .smacof import smacof
 
-__all__ = ["FittedEmbedding", "fitted_embeddings", "mds_row", "smacof_row"]
+__all__ = ["FittedMethod", "FittedEmbedding", "fitted_embeddings"]
 
 
-def mds_row(k: int | None = None) -> str:
-    """The row name of rank-``k`` classical MDS (``None``: full rank)."""
-    return "MDS (full rank)" if k is None else f"MDS (rank {int(k)})"
+class FittedMethod(StrEnum):
+    """How an embedding is fitted: its row's identifier (``Encoding.MDS``, ``TableRow.SMACOF`` have these values)."""
 
-
-def smacof_row(k: int) -> str:
-    """The row name of rank-``k`` SMACOF."""
-    return f"SMACOF (rank {int(k)})"
+    MDS = "mds"
+    SMACOF = "smacof"
 
 
 @dataclass(frozen=True)
 class FittedEmbedding:
-    """One embedding of :func:`fitted_embeddings`: row name, options, distances (k, k), SMACOF iterations."""
+    """One embedding of :func:`fitted_embeddings`: its method and rank (``None``: full rank), options, distances
+    (n, n), SMACOF iterations."""
 
-    name: str
+    row: FittedMethod
+    rank: int | None
     options: str
     distances: np.ndarray
     n_iter: int | None = None
@@ -56,15 +56,15 @@ def fitted_embeddings(D, mds_ranks=(), smacof_ranks=(), *, full_rank: bool = Fal
     if full_rank or len(mds_ranks):
         mds = classical_mds(D)
         if full_rank:
-            out.append(FittedEmbedding(mds_row(), f"rank {mds.k} (numerical rank of B)",
+            out.append(FittedEmbedding(FittedMethod.MDS, None, f"rank {mds.k} (numerical rank of B)",
                                        euclidean_distances(mds.embedding)))
         # U_k Lambda_k^{1/2}: the first k columns of the full embedding
         W = mds.eigenvectors * np.sqrt(np.maximum(mds.eigenvalues, 0.0))
-        out += [FittedEmbedding(mds_row(k), f"classical MDS, top {k} eigenvectors", euclidean_distances(W[:, :k]))
-                for k in mds_ranks if k < D.shape[0]]
+        out += [FittedEmbedding(FittedMethod.MDS, int(k), f"classical MDS, top {k} eigenvectors",
+                                euclidean_distances(W[:, :k])) for k in mds_ranks if k < D.shape[0]]
     for k in smacof_ranks:
         res = smacof(D, k, max_iter=max_iter, eps=eps)
-        out.append(FittedEmbedding(smacof_row(k), f"from MDS, {res.n_iter} iterations"
+        out.append(FittedEmbedding(FittedMethod.SMACOF, int(k), f"from MDS, {res.n_iter} iterations"
                                    + ("" if res.converged else " (iteration cap)"),
                                    euclidean_distances(res.embedding), res.n_iter))
     return out

@@ -57,10 +57,11 @@ def projected_stress(D, inputs, qk, n_heads: int) -> tuple[np.ndarray, np.ndarra
     return per_head, pooled, clipped
 
 
-def peak_layers(curves: dict[str, np.ndarray]) -> dict[str, int]:
-    """``{"<name>_<norm>": layer}``: the layer (from 1) of the global maximum of each (n_layers, 2) curve."""
-    return {f"{name}_{z}": int(np.argmax(c[:, zi]) + 1) for name, c in curves.items()
-            for zi, z in enumerate(NORMALIZATIONS)}
+def peak_layers(curves: dict[str, np.ndarray]) -> dict[str, dict[StressNormalization, int]]:
+    """``{name: {norm: layer}}``: the layer (from 1) of the global maximum of each (n_layers, 2) curve, its last axis
+    :data:`NORMALIZATIONS`."""
+    return {name: {z: int(np.argmax(c[:, zi]) + 1) for zi, z in enumerate(NORMALIZATIONS)}
+            for name, c in curves.items()}
 
 
 def local_maxima(curve) -> list[int]:

@@ -72,14 +72,14 @@ def accuracy_gaps(runs: list[dict], pairs, level: float = 0.95) -> dict:
     Returns
     -------
     dict
-        ``"<a> - <b>"`` → :func:`posgeom.geometry.draws_summary` of the differences (no interval from too few seeds).
+        ``{a: {b: summary}}``, :func:`posgeom.geometry.draws_summary` of the differences (no interval from few seeds).
     """
-    out = {}
+    out: dict = {}
     for a, b in pairs:
         acc = {e: {r["seed"]: r["test_accuracy"] for r in runs if r["encoding"] == e} for e in (a, b)}
         seeds = sorted(set(acc[a]) & set(acc[b]))
         if seeds:
-            out[f"{a} - {b}"] = draws_summary([acc[a][s] - acc[b][s] for s in seeds], level, bounds=(-1.0, 1.0))
+            out.setdefault(a, {})[b] = draws_summary([acc[a][s] - acc[b][s] for s in seeds], level, bounds=(-1.0, 1.0))
     return out
 
 

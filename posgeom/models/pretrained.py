@@ -34,13 +34,34 @@ __all__ = [
     "PACKAGED_NAMES", "CHECKPOINT_FILES", "ModelLocation", "resolve_model", "model_folder", "packaged_model_folder",
     "HUB_ALIASES", "ModelUnavailableError", "PretrainedModel", "AttentionWeights", "resolve_pretrained",
     "load_hf", "load_encoder", "load_eval_encoder", "position_table", "PretrainedShape", "pretrained_shape",
+    "POSITION_OFFSETS", "position_offset",
 ]
 
 #: Short names read as hub ids (GPT-2 moved under its owner on the hub).
 HUB_ALIASES = {"gpt2": "openai-community/gpt2"}
 
 #: Where the learned absolute position table lives in the model families posgeom knows.
-_TABLE_PATHS = ("embeddings.position_embeddings", "wpe", "embed_positions", "model.embed_positions")
+_TABLE_PATHS = ("embeddings.position_embeddings", "wpe", "decoder.embed_positions", "embed_positions",
+                "model.embed_positions")
+
+#: The row of a learned position table that holds the model's position 0, per ``config.model_type``: a number or
+#: a function of the config (RoBERTa keeps rows 0 .. pad_token_id for padding). The one home of these offsets.
+POSITION_OFFSETS = {
+    **dict.fromkeys(("bert", "distilbert", "electra", "albert", "big_bird", "megatron-bert", "gpt2", "gpt_neo", "mpt"),
+                    0),
+    **dict.fromkeys(("opt", "bart", "mbart"), 2),
+    **dict.fromkeys(("roberta", "xlm-roberta", "camembert", "longformer"), lambda c: int(c.pad_token_id) + 1)}
+
+
+def position_offset(config) -> int:
+    """The row of the model's position 0 in its learned table (:data:`POSITION_OFFSETS`), from its HF config."""
+    kind = getattr(config, "model_type", None)
+    if kind not in POSITION_OFFSETS:
+        raise ValueError(f"the row of position 0 in a model_type={kind!r} position table is unknown (known: "
+                         f"{', '.join(sorted(POSITION_OFFSETS))}); add it to posgeom.models.pretrained."
+                         "POSITION_OFFSETS")
+    offset = POSITION_OFFSETS[kind]
+    return int(offset(config) if callable(offset) else offset)
 
 
 class ModelUnavailableError(ValueError):
@@ -115,7 +136,9 @@ class PretrainedModel:
         return int(self.model.config.max_position_embeddings)
 
     def position_table(self) -> np.ndarray:
-        """The learned absolute position table, float64 of shape (max_positions, width)."""
+        """The learned absolute position table from the model's position 0 on (row ``i`` is position ``i``): float64
+        of shape (rows - offset, width), the :func:`position_offset` rows before position 0 left out (BERT, GPT-2:
+        none; OPT: 2 of 2,050; RoBERTa: 2 of its 514 ``max_positions``)."""
         for path in _TABLE_PATHS:
             obj = self.model
             for part in path.split("."):
@@ -123,7 +146,11 @@ class PretrainedModel:
                 if obj is None:
                     break
             if obj is not None and hasattr(obj, "weight"):
-                return obj.weight.detach().to("cpu").double().numpy().copy()
+                offset, rows = position_offset(self.model.config), obj.weight.shape[0]
+                if rows <= offset:
+                    raise ValueError(f"model {self.name!r}: its position table {path} has {rows} rows, too few for "
+                                     f"position 0 at row {offset}; check the config (pad_token_id) against the weights")
+                return obj.weight[offset:].detach().to("cpu").double().numpy().copy()
         raise ValueError(
             f"model {self.name!r} has no learned absolute position table (looked for {', '.join(_TABLE_PATHS)}); "
             "it may use relative or rotary positions"
@@ -278,6 +305,7 @@ def position_table(name: str | os.PathLike | None = None) -> np.ndarray:
     Returns
     -------
     P : ndarray of shape (N_max, d), float64
+        Row ``i`` is the model's position ``i`` (:meth:`PretrainedModel.position_table`).
 
     Raises
     ------

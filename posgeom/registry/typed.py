@@ -267,7 +267,9 @@ def _convert(value: Any, tp: Any, where: str, defaults: bool = True) -> Any:
             raise TypeError(f"{where} is stored as a {type(value).__name__}, not a mapping")
         if not args:
             return dict(value)
-        return {_convert(k, args[0], f"{where} key", defaults): _convert(v, args[1], f"{where}[{k!r}]", defaults)
+        # JSON writes every key as text: a key declared ``int`` is read back from its decimal text
+        key = lambda k: int(k) if args[0] is int and isinstance(k, str) and k.lstrip("-").isdecimal() else k
+        return {_convert(key(k), args[0], f"{where} key", defaults): _convert(v, args[1], f"{where}[{k!r}]", defaults)
                 for k, v in value.items()}
     if tp is np.ndarray:
         return np.asarray(value)
