@@ -131,8 +131,9 @@ def _relabelled(run: dict, ids: dict) -> dict:
 
 
 def relayout_params(experiment: str, params: dict) -> dict:
-    """The parameters of an entry stored before the low-rank training comparison's tables were named by identifier
-    (2026-12-06) as they are stored after it; any other entry's, or one's already stored so, as they are."""
+    """The parameters of an entry stored before the low-rank training comparison's tables and Theorem 4's setups were
+    named by identifier (2026-12-06) as they are stored after it; any other entry's, or one's already stored so, as
+    they are."""
     ids = _table_ids()
     if experiment == "minimal_parametrisation.lowrank_training":
         return {**params, "encodings": [[ids.get(e[0], e[0]), *e[1:]] for e in params["encodings"]],
@@ -140,6 +141,10 @@ def relayout_params(experiment: str, params: dict) -> dict:
     if experiment == "minimal_parametrisation.lowrank_powered":
         design = params["design"]
         return {**params, "design": {**design, "encodings": [ids.get(e, e) for e in design["encodings"]]}}
+    if experiment == "separation.converged":  # the setups keyed by label before, by identifier after
+        from posgeom.experiments.separation import Setup
+        labels = {s.label: str(s) for s in Setup}
+        return {**params, "setups": {labels.get(k, k): v for k, v in params["setups"].items()}}
     return params
 
 
@@ -174,8 +179,7 @@ def relayout(experiment: str, values: dict) -> dict:
             peaks.setdefault(definition, {})[normalisation] = layer
         return {**values, "peaks": peaks}
     if experiment == "separation.converged":
-        # each seed's per-setup mappings keyed by the setup's label before (2026-12-06), by its identifier after;
-        # match the entries with --ignore-param setups (the parameters' setups were keyed the same way)
+        # each seed's per-setup mappings keyed by the setup's label before (2026-12-06), by its identifier after
         from posgeom.experiments.separation import Setup
         ids = {s.label: str(s) for s in Setup}
         setups = ("sep_all", "median", "loss")

@@ -118,3 +118,12 @@ def test_old_layout_names_the_lowrank_tables_by_identifier_and_finds_their_entri
             json.dumps({"params": params(b)}))
     assert any("missing after" in d for d in compare_results.compare(tmp_path / "before", tmp_path / "after"))
     assert compare_results.main([str(tmp_path / "before"), str(tmp_path / "after"), "--old-layout"]) == 0
+
+
+def test_old_layout_keys_the_converged_parameters_by_setup_identifier():
+    old = {"data_seed": 0, "setups": {"conditions hold": {"corpus": "drift", "task": "mlm"},
+                                      "order-insensitive loss": {"corpus": "drift", "task": "bag"}}}
+    new = {"data_seed": 0, "setups": {"hold": {"corpus": "drift", "task": "mlm"},
+                                      "control": {"corpus": "drift", "task": "bag"}}}
+    assert compare_results.relayout_params("separation.converged", old) == new
+    assert compare_results.relayout_params("separation.converged", new) == new
