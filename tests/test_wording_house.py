@@ -444,12 +444,12 @@ def test_seeds_are_whole_numbers_in_the_separation_tables():
 
 
 def test_rows_of_numbers_are_sorted_as_numbers():
-    """The pretrained table's first-n rows (stored with text keys) in the order of n, and any table whose
-    numeric labels came in text order shown in numeric order."""
+    """The pretrained table's first-n rows (JSON stores n as text; the record reads it back as a whole number) in
+    the order of n, and any table whose numeric labels came in text order shown in numeric order."""
     from posgeom.chapters.theorem4_separation import separation_by_n
     from posgeom.plotting import frame_html
 
-    by_n = {str(n): SimpleNamespace(raw=0.2, normalized=0.4, random_normalized_mean=0.9, pair=[18, 19])
+    by_n = {n: SimpleNamespace(raw=0.2, normalized=0.4, random_normalized_mean=0.9, pair=[18, 19])
             for n in (128, 32, 512, 64)}
     assert list(separation_by_n(SimpleNamespace(by_n=by_n)).index) == [32, 64, 128, 512]
     frame = pd.DataFrame({"x": [1.5, 2.5, 3.5, 4.5]}, index=[128, 32, 512, 64])

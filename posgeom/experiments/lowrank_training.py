@@ -28,8 +28,8 @@ __all__ = ["TrainedTable", "TRAIN_GAPS", "task_data", "run_lowrank_training", "T
 
 
 class TrainedTable(StrEnum):
-    """A table of the training comparison, in its order: its ``EncoderConfig.position`` (:attr:`encoding`), its
-    options (:attr:`options`) and the text figures show (:attr:`label`). The low-rank factors start at ``sigma = 0.2``
+    """A table of the training comparison, in its order: its ``EncoderConfig.position`` (``encoding``), its
+    options (``options``) and the text figures show (``label``). The low-rank factors start at ``sigma = 0.2``
     (entries of $P$ with standard deviation 0.2): with BERT's 0.02 both factors start small and each one's gradient
     is scaled by the other, so training starts slowly; ``LOWRANK_R1_SMALL_INIT`` keeps that initialisation."""
 
